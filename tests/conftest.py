@@ -1,0 +1,20 @@
+import pytest
+import redis
+
+from tests.redis_server import RedisServer
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    """A real redis-server of this session (per xdist worker), on its own port."""
+    with RedisServer(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_server):
+    """The server's URL, running and empty at the start of each test."""
+    redis_server.start()  # a no-op unless an earlier test left it stopped
+    with redis.Redis.from_url(redis_server.url) as client:
+        client.flushall()
+    yield redis_server.url

@@ -1,0 +1,119 @@
+"""A throwaway redis-server on a free local port, for tests and benchmarks.
+
+Never the system server on 6379: tests stop and restart this one.
+"""
+
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+
+START_TIMEOUT = 10.0
+START_ATTEMPTS = 3
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class RedisServer:
+    """One redis-server process that keeps its port across stop() and start()."""
+
+    def __init__(self, directory: Path | str, port: int | None = None) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError(
+                "redis-server not found on PATH: run `make redis-server` "
+                "(or apt-get install -y redis-server)"
+            )
+        self.binary = binary
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.port = port or free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.log_path = self.directory / "redis.log"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> None:
+        if self.running:
+            return
+        error = ""
+        for attempt in range(START_ATTEMPTS):
+            if attempt:
+                time.sleep(0.5)
+            error = self._try_start()
+            if not error:
+                return
+        raise RuntimeError(
+            f"redis-server did not start on port {self.port}: {error}\n{self._log_tail()}"
+        )
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(port=self.port, socket_connect_timeout=1)
+
+    def __enter__(self) -> "RedisServer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def _try_start(self) -> str:
+        """Start the process and wait for it to answer; return "" or why it failed."""
+        options = {
+            "port": str(self.port),
+            "bind": "127.0.0.1",
+            "save": "",
+            "appendonly": "no",
+            "daemonize": "no",
+            "dir": str(self.directory),
+        }
+        args = [self.binary]
+        for name, value in options.items():
+            args += [f"--{name}", value]
+        with self.log_path.open("ab") as log:
+            process = subprocess.Popen(
+                args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+            )
+        deadline = time.monotonic() + START_TIMEOUT
+        with self.client() as client:
+            while time.monotonic() < deadline:
+                if process.poll() is not None:
+                    return f"exited with status {process.returncode}"
+                try:
+                    # Ours, not another server that already held the port.
+                    if client.info("server")["process_id"] == process.pid:
+                        self._process = process
+                        return ""
+                except redis.ConnectionError:
+                    pass
+                time.sleep(0.05)
+        process.kill()
+        process.wait()
+        return f"no answer within {START_TIMEOUT:.0f} s"
+
+    def _log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
