@@ -1,0 +1,111 @@
+"""Legal moves: what each card in hand may capture (spec §4-§6)."""
+
+from typing import NamedTuple
+
+from engine.basra import covers
+from engine.basra.rules import Rules
+from engine.cards import ORDER, SEVEN_OF_DIAMONDS, VALUE
+
+
+class Move(NamedTuple):
+    card: str
+    capture: tuple[str, ...]  # canonical order; () lays the card on the table
+    basra: bool = False
+    basra_points: int = 0
+
+
+def canonical(cards) -> tuple[str, ...]:
+    return tuple(sorted(cards, key=ORDER.__getitem__))
+
+
+def sweeps(card: str, rules: Rules) -> bool:
+    """Jacks, and the seven of diamonds unless it is plain, take the whole table."""
+    return card[0] == "J" or (card == SEVEN_OF_DIAMONDS and rules.seven_diamonds_mode != "plain")
+
+
+def is_lone_wild_seven(table: tuple[str, ...], rules: Rules) -> bool:
+    return rules.table_seven_diamonds == "lone_wild" and table == (SEVEN_OF_DIAMONDS,)
+
+
+def is_lone_jack(table: tuple[str, ...], rules: Rules) -> bool:
+    return rules.jack_basra_points > 0 and len(table) == 1 and table[0][0] == "J"
+
+
+def all_numerals(table: tuple[str, ...]) -> bool:
+    return all(VALUE[card] for card in table)
+
+
+def clears_as_some_rank(table: tuple[str, ...]) -> bool:
+    """The wild seven of diamonds: could some rank A..T, Q or K have taken the whole table?"""
+    if all(card[0] == "Q" for card in table) or all(card[0] == "K" for card in table):
+        return True
+    if not all_numerals(table):
+        return False
+    vector = sum(covers.unit(VALUE[card]) for card in table)
+    return covers.splits_evenly(vector, sum(VALUE[card] for card in table))
+
+
+def basra_points(
+    card: str, table: tuple[str, ...], capture: tuple[str, ...], rules: Rules
+) -> int | None:
+    """The points of the basra a capture makes, None when it makes none (spec §6)."""
+    if is_lone_wild_seven(table, rules) and card[0] != "J":
+        return rules.basra_points
+    if card[0] == "J":
+        return rules.jack_basra_points if is_lone_jack(table, rules) else None
+    if sweeps(card, rules):
+        if rules.seven_diamonds_mode == "sweep":
+            total = sum(VALUE[other] for other in table)
+            small = all_numerals(table) and total <= rules.seven_diamonds_basra_max_sum
+            return rules.basra_points if small else None
+        if is_lone_jack(table, rules):
+            return rules.jack_basra_points
+        return rules.basra_points if clears_as_some_rank(table) else None
+    return rules.basra_points if len(capture) == len(table) else None
+
+
+def card_moves(card: str, table: tuple[str, ...], rules: Rules, final: bool) -> list[Move]:
+    """Every legal move of one card; `final` when it is the last card of the round."""
+    moves = []
+    for capture in captures(card, table, rules):
+        points = basra_points(card, table, capture, rules)
+        if points is None:
+            moves.append(Move(card, capture))
+        else:
+            counts = not final or rules.last_card_basra_counts
+            moves.append(Move(card, capture, True, points if counts else 0))
+    if not moves or not rules.forced_capture:
+        moves.append(Move(card, ()))
+    return moves
+
+
+def captures(card: str, table: tuple[str, ...], rules: Rules) -> list[tuple[str, ...]]:
+    """Every capture set the card may take (canonical order), [] when it takes nothing."""
+    if not table:
+        return []
+    if is_lone_wild_seven(table, rules) and card[0] != "J":
+        return [table]
+    if sweeps(card, rules):
+        return [canonical(table)]
+    if VALUE[card] == 0:
+        same = [other for other in table if other[0] == card[0]]
+        return [canonical(same)] if same else []
+    return sum_captures(VALUE[card], table, rules)
+
+
+def sum_captures(value: int, table: tuple[str, ...], rules: Rules) -> list[tuple[str, ...]]:
+    by_value: dict[int, list[str]] = {}
+    for other in sorted(table, key=ORDER.__getitem__):
+        if 0 < VALUE[other] <= value:
+            by_value.setdefault(VALUE[other], []).append(other)
+    if not by_value:
+        return []
+    vector = sum(covers.unit(v) * len(cards) for v, cards in by_value.items())
+    if rules.capture_policy == "max_cards":
+        lower = vector & (covers.unit(value) - 1)
+        found = [used + (vector - lower) for used in covers.largest_covers(value, lower)[1]]
+    else:
+        found = list(covers.every_cover(value, vector))
+    return sorted(
+        canonical(cards) for used in found if used for cards in covers.expand(used, by_value)
+    )
