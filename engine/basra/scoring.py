@@ -1,0 +1,78 @@
+"""The round breakdown of spec §8."""
+
+from typing import Any
+
+from engine.basra.rules import DECK_SIZE, Rules
+
+CARD_POINTS = {"2C": 2, "TD": 3}
+
+
+def card_items(pile: tuple[str, ...], rules: Rules) -> dict[str, int]:
+    if not rules.card_points:
+        return {"jacks": 0, "aces": 0, "two_clubs": 0, "ten_diamonds": 0}
+    return {
+        "jacks": sum(card[0] == "J" for card in pile),
+        "aces": sum(card[0] == "A" for card in pile),
+        "two_clubs": 2 * ("2C" in pile),
+        "ten_diamonds": 3 * ("TD" in pile),
+    }
+
+
+def card_points(cards: tuple[str, ...]) -> int:
+    """Points the cards carry when card points are on: J 1, A 1, 2C 2, TD 3."""
+    return sum(CARD_POINTS.get(card, card[0] in "JA") for card in cards)
+
+
+def side_breakdown(
+    pile: tuple[str, ...], basras: tuple[tuple[str, int], ...], majority: int, rules: Rules
+) -> dict[str, Any]:
+    items = {"majority": majority, **card_items(pile, rules), "basras": sum(p for _, p in basras)}
+    return {"cards": len(pile), **items, "total": sum(items.values())}
+
+
+def void_breakdown(pile: tuple[str, ...]) -> dict[str, Any]:
+    items = {"majority": 0, "jacks": 0, "aces": 0, "two_clubs": 0, "ten_diamonds": 0, "basras": 0}
+    return {"cards": len(pile), **items, "total": 0}
+
+
+def majority_side(piles: tuple[tuple[str, ...], ...]) -> int | None:
+    """The one side with strictly more cards than every other, if any."""
+    sizes = [len(pile) for pile in piles]
+    best = max(sizes)
+    return sizes.index(best) if sizes.count(best) == 1 else None
+
+
+def final_breakdown(
+    piles: tuple[tuple[str, ...], ...],
+    basras: tuple[tuple[tuple[str, int], ...], ...],
+    carry: int,
+    rules: Rules,
+) -> tuple[list[dict[str, Any]], int]:
+    """The finished round's breakdown per side and the carry left for the next round."""
+    winner = majority_side(piles)
+    if winner is None and rules.tie_policy == "void_round_carry":
+        return [void_breakdown(pile) for pile in piles], carry + rules.majority_points
+    if winner is None:
+        carried = carry + rules.majority_points if rules.tie_policy == "carry" else carry
+        return [side_breakdown(p, b, 0, rules) for p, b in zip(piles, basras)], carried
+    majority = rules.majority_points + carry
+    sides = [
+        side_breakdown(pile, records, majority if side == winner else 0, rules)
+        for side, (pile, records) in enumerate(zip(piles, basras))
+    ]
+    return sides, 0
+
+
+def running_breakdown(
+    piles: tuple[tuple[str, ...], ...],
+    basras: tuple[tuple[tuple[str, int], ...], ...],
+    carry: int,
+    rules: Rules,
+) -> list[dict[str, Any]]:
+    """What each side has earned so far; the majority only once nobody can take it away."""
+    return [
+        side_breakdown(
+            pile, records, rules.majority_points + carry if 2 * len(pile) > DECK_SIZE else 0, rules
+        )
+        for pile, records in zip(piles, basras)
+    ]
