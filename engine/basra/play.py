@@ -1,0 +1,276 @@
+"""Dealing, applying a move, the end of a round and of the match (spec §3, §4, §7, §9)."""
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from engine.basra.moves import Move, canonical, card_moves
+from engine.basra.rules import INITIAL_TABLE, Rules
+from engine.basra.scoring import final_breakdown, running_breakdown
+from engine.basra.state import MATCH_OVER, PLAYING, SIDES, State, side_of, sorted_list
+from engine.cards import DECK, SEVEN_OF_DIAMONDS, CardError, parse_card
+from engine.errors import GameError
+
+Events = list[dict[str, Any]]
+
+
+class MoveError(GameError):
+    """A move that is not legal in the state it was played on."""
+
+
+def random_words(key: bytes) -> Iterator[int]:
+    """64-bit words from SHA-256 in counter mode: the same on every machine and Python."""
+    counter = 0
+    while True:
+        block = hashlib.sha256(key + counter.to_bytes(8, "big")).digest()
+        for start in range(0, 32, 8):
+            yield int.from_bytes(block[start : start + 8], "big")
+        counter += 1
+
+
+def shuffled_deck(seed: str, round_number: int) -> tuple[str, ...]:
+    """Fisher-Yates over the canonical pack, with rejection sampling so every order is
+    equally likely."""
+    words = random_words(f"basra/{round_number}/{seed}".encode())
+    deck = list(DECK)
+    for top in range(len(deck) - 1, 0, -1):
+        size = top + 1
+        limit = (1 << 64) - (1 << 64) % size
+        word = next(words)
+        while word >= limit:
+            word = next(words)
+        pick = word % size
+        deck[top], deck[pick] = deck[pick], deck[top]
+    return tuple(deck)
+
+
+def is_buried(card: str, rules: Rules) -> bool:
+    """Cards turned up on the first table that go to the bottom of the stock (§3.2)."""
+    return card[0] == "J" or (card == SEVEN_OF_DIAMONDS and rules.seven_diamonds_mode != "plain")
+
+
+def deal_hands(cards: tuple[str, ...], seats: int, dealer: int) -> tuple[tuple[str, ...], ...]:
+    """One card at a time, from the seat after the dealer round to the dealer."""
+    return tuple(canonical(cards[(seat - dealer - 1) % seats :: seats]) for seat in range(seats))
+
+
+def deal_round(
+    rules: Rules, seats: int, dealer: int, deck: tuple[str, ...]
+) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], tuple[str, ...]]:
+    """Hands, table and stock of a fresh round."""
+    dealt = rules.hand_size * seats
+    rest = list(deck[dealt:])
+    table: list[str] = []
+    while len(table) < INITIAL_TABLE:
+        card = rest.pop(0)
+        if rules.initial_table_redeal and is_buried(card, rules):
+            rest.append(card)
+        else:
+            table.append(card)
+    return deal_hands(deck[:dealt], seats, dealer), tuple(table), tuple(rest)
+
+
+def new_game(rules: Rules, seats: int, seed: str) -> State:
+    rules.check_seats(seats)
+    dealer = seats - 1
+    hands, table, stock = deal_round(rules, seats, dealer, shuffled_deck(seed, 1))
+    return State(
+        rules=rules, seats=seats, dealer=dealer, turn=(dealer + 1) % seats, hands=hands,
+        table=table, stock=stock, captured=((),) * SIDES, basras=((),) * SIDES,
+        last_capturer=None, scores=(0,) * SIDES, carry=0, round=1, status=PLAYING,
+        winner=None, seed=seed,
+    )  # fmt: skip
+
+
+def is_final_card(state: State) -> bool:
+    """Whether the card about to be played is the last of the round."""
+    return not state.stock and sum(map(len, state.hands)) == 1
+
+
+def legal_moves(state: State) -> list[Move]:
+    if state.status != PLAYING:
+        return []
+    final = is_final_card(state)
+    return [
+        move
+        for card in state.hands[state.turn]
+        for move in card_moves(card, state.table, state.rules, final)
+    ]
+
+
+def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
+    """The legal move that `move` names: a card from the mover's hand and, unless the card
+    has one outcome only, its capture."""
+    if state.status != PLAYING:
+        raise MoveError("move", "the match is over")
+    hand = state.hands[state.turn]
+    if not hand:
+        raise MoveError("move", "the round is played out; there is no card to play")
+    if isinstance(move, Move):
+        card, capture = move.card, move.capture
+    elif isinstance(move, Mapping):
+        card, capture = move.get("card"), move.get("capture")
+    else:
+        raise MoveError("move", "must be an object with 'card' and 'capture'")
+    try:
+        card = parse_card(card)
+    except CardError as error:
+        raise MoveError("move.card", str(error)) from error
+    if card not in hand:
+        raise MoveError("move.card", f"card not in hand: {card}")
+    options = card_moves(card, state.table, state.rules, is_final_card(state))
+    legal = [list(option.capture) for option in options]
+    if capture is None:
+        if len(options) == 1:
+            return options[0]
+        raise MoveError("move.capture", f"{card} has several legal outcomes; name one: {legal}")
+    wanted = read_capture(capture)
+    for option in options:
+        if option.capture == wanted:
+            return option
+    raise MoveError("move.capture", f"capture not legal for {card}; legal: {legal}")
+
+
+def read_capture(capture: object) -> tuple[str, ...]:
+    if not isinstance(capture, list | tuple):
+        raise MoveError("move.capture", "must be a list of table cards")
+    cards = []
+    for index, text in enumerate(capture):
+        try:
+            cards.append(parse_card(text))
+        except CardError as error:
+            raise MoveError(f"move.capture.{index}", str(error)) from error
+    if len(set(cards)) != len(cards):
+        raise MoveError("move.capture", "names a card more than once")
+    return canonical(cards)
+
+
+def replaced(items: tuple, index: int, item: Any) -> tuple:
+    return (*items[:index], item, *items[index + 1 :])
+
+
+def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
+    """Play one move: the new state and what happened. Raises MoveError for an illegal move."""
+    move = read_move(state, move)
+    seat, side = state.turn, side_of(state.turn)
+    hands = replaced(state.hands, seat, tuple(c for c in state.hands[seat] if c != move.card))
+    events: Events = [
+        {"type": "move", "seat": seat, "card": move.card, "capture": list(move.capture)}
+    ]
+    table, captured, basras, last_capturer = (
+        state.table,
+        state.captured,
+        state.basras,
+        state.last_capturer,
+    )
+    if move.capture:
+        taken = set(move.capture)
+        table = tuple(card for card in table if card not in taken)
+        captured = replaced(captured, side, captured[side] + move.capture + (move.card,))
+        last_capturer = seat
+        events.append({"type": "capture", "seat": seat, "side": side,
+                       "cards": sorted_list((*move.capture, move.card))})  # fmt: skip
+        if move.basra:
+            basras = replaced(basras, side, (*basras[side], (move.card, move.basra_points)))
+            events.append({"type": "basra", "seat": seat, "side": side, "card": move.card,
+                           "points": move.basra_points})  # fmt: skip
+    else:
+        table = (*table, move.card)
+    state = state._replace(
+        turn=(seat + 1) % state.seats, hands=hands, table=table, captured=captured,
+        basras=basras, last_capturer=last_capturer,
+    )  # fmt: skip
+    if any(hands):
+        return state, events
+    if state.stock:
+        return deal_again(state, events)
+    return end_round(state, events)
+
+
+def deal_again(state: State, events: Events) -> tuple[State, Events]:
+    per_deal = state.rules.hand_size * state.seats
+    state = state._replace(
+        hands=deal_hands(state.stock[:per_deal], state.seats, state.dealer),
+        stock=state.stock[per_deal:],
+        turn=(state.dealer + 1) % state.seats,
+    )
+    events.append({"type": "deal", "round": state.round, "dealer": state.dealer,
+                   "hand_size": state.rules.hand_size, "stock": len(state.stock)})  # fmt: skip
+    return state, events
+
+
+def sweep_leftovers(state: State) -> tuple[int, tuple[tuple[str, ...], ...]]:
+    """The table goes to the last capturer's side, never as a basra (§7.2); the dealer's
+    side is only a defensive fallback."""
+    taker = state.dealer if state.last_capturer is None else state.last_capturer
+    side = side_of(taker)
+    return taker, replaced(state.captured, side, state.captured[side] + state.table)
+
+
+def match_winner(scores: tuple[int, ...], rules: Rules) -> int | None:
+    best = max(scores)
+    if best >= rules.target_score and scores.count(best) == 1:
+        return scores.index(best)
+    return None
+
+
+def end_round(state: State, events: Events) -> tuple[State, Events]:
+    taker, piles = sweep_leftovers(state)
+    sides, carry = final_breakdown(piles, state.basras, state.carry, state.rules)
+    scores = tuple(score + side["total"] for score, side in zip(state.scores, sides))
+    events.append({
+        "type": "round_end", "round": state.round,
+        "sweep": {"seat": taker, "side": side_of(taker), "cards": sorted_list(state.table)},
+        "sides": sides, "scores": list(scores), "carry": carry,
+    })  # fmt: skip
+    state = state._replace(table=(), captured=piles, scores=scores, carry=carry)
+    winner = match_winner(scores, state.rules)
+    if winner is not None:
+        events.append({"type": "match_end", "winner": winner, "scores": list(scores)})
+        return state._replace(turn=None, status=MATCH_OVER, winner=winner), events
+    return next_round(state, events)
+
+
+def next_seed(state: State) -> str:
+    """A state without a seed deals from a digest of itself (contract: `seed`)."""
+    if state.seed is not None:
+        return state.seed
+    text = json.dumps(state.to_json(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def next_round(state: State, events: Events) -> tuple[State, Events]:
+    dealer, number = (state.dealer + 1) % state.seats, state.round + 1
+    deck = shuffled_deck(next_seed(state), number)
+    hands, table, stock = deal_round(state.rules, state.seats, dealer, deck)
+    state = state._replace(
+        dealer=dealer, turn=(dealer + 1) % state.seats, hands=hands, table=table, stock=stock,
+        captured=((),) * SIDES, basras=((),) * SIDES, last_capturer=None, round=number,
+    )  # fmt: skip
+    events.append({"type": "deal", "round": number, "dealer": dealer,
+                   "hand_size": state.rules.hand_size, "stock": len(stock),
+                   "table": list(table)})  # fmt: skip
+    return state, events
+
+
+def score(state: State) -> list[dict[str, Any]]:
+    """The contract's per-side breakdown of the round as it stands."""
+    if state.status == PLAYING and (any(state.hands) or state.stock):
+        return running_breakdown(state.captured, state.basras, state.carry, state.rules)
+    _, piles = sweep_leftovers(state)
+    return final_breakdown(piles, state.basras, state.carry, state.rules)[0]
+
+
+def view(state: State, seat: int) -> dict[str, Any]:
+    """What one seat may see: its own hand, counts of the others and of the stock, no seed."""
+    data = state.to_json()
+    del data["hands"], data["stock"]
+    data.pop("seed", None)
+    data.update(
+        seat=seat,
+        hand=sorted_list(state.hands[seat]),
+        hand_sizes=[len(hand) for hand in state.hands],
+        stock_size=len(state.stock),
+    )
+    return data
