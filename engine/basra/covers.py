@@ -37,19 +37,19 @@ def _partitions(total: int, largest: int) -> list[list[int]]:
 
 
 @cache
-def groups_by_lowest(target: int, largest: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+def groups_by_highest(target: int, largest: int) -> tuple[tuple[tuple[int, int], ...], ...]:
     """Every group summing to `target` from values <= `largest`, as (vector, size),
-    indexed by the group's lowest value."""
+    indexed by the group's highest value."""
     index: list[list[tuple[int, int]]] = [[] for _ in range(largest + 1)]
     for parts in _partitions(target, largest):
         if max(parts.count(part) for part in parts) > 4:
             continue  # one pack holds four cards of a value
-        index[min(parts)].append((sum(unit(part) for part in parts), len(parts)))
+        index[max(parts)].append((sum(unit(part) for part in parts), len(parts)))
     return tuple(tuple(groups) for groups in index)
 
 
-def _lowest_value(vector: int) -> int:
-    return ((vector & -vector).bit_length() - 1) // FIELD
+def _highest_value(vector: int) -> int:
+    return (vector.bit_length() - 1) // FIELD
 
 
 @cache
@@ -57,14 +57,14 @@ def largest_covers(target: int, vector: int) -> tuple[int, frozenset[int]]:
     """The largest cover size of groups summing to `target` inside `vector` (values
     below `target` only), and every used-count vector that reaches it.
 
-    Decides the lowest remaining card: leave it out, or put it in a group whose
-    lowest value it is. Every family is found once up to interchangeable cards."""
+    Decides the highest remaining card: leave it out, or put it in a group whose
+    highest value it is. High cards fit few groups, so this branches least."""
     if vector == 0:
         return 0, frozenset((0,))
-    lowest = _lowest_value(vector)
-    best, used = largest_covers(target, vector - unit(lowest))
+    highest = _highest_value(vector)
+    best, used = largest_covers(target, vector - unit(highest))
     winners = set(used)
-    for group, size in groups_by_lowest(target, target - 1)[lowest]:
+    for group, size in groups_by_highest(target, target - 1)[highest]:
         if fits(group, vector):
             found, rest = largest_covers(target, vector - group)
             found += size
@@ -81,9 +81,9 @@ def every_cover(target: int, vector: int) -> frozenset[int]:
     the card's own value included as a group of one."""
     if vector == 0:
         return frozenset((0,))
-    lowest = _lowest_value(vector)
-    found = set(every_cover(target, vector - unit(lowest)))
-    for group, _ in groups_by_lowest(target, target)[lowest]:
+    highest = _highest_value(vector)
+    found = set(every_cover(target, vector - unit(highest)))
+    for group, _ in groups_by_highest(target, target)[highest]:
         if fits(group, vector):
             found.update(group + other for other in every_cover(target, vector - group))
     return frozenset(found)

@@ -1,5 +1,6 @@
 """Legal moves: what each card in hand may capture (spec §4-§6)."""
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from engine.basra import covers
@@ -90,22 +91,26 @@ def captures(card: str, table: tuple[str, ...], rules: Rules) -> list[tuple[str,
     if VALUE[card] == 0:
         same = [other for other in table if other[0] == card[0]]
         return [canonical(same)] if same else []
-    return sum_captures(VALUE[card], table, rules)
+    return list(sum_captures(VALUE[card], table, rules.capture_policy))
 
 
-def sum_captures(value: int, table: tuple[str, ...], rules: Rules) -> list[tuple[str, ...]]:
+@lru_cache(maxsize=1 << 16)
+def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple[str, ...], ...]:
+    """Cached: legal-move listing and applying the chosen move ask for the same table."""
     by_value: dict[int, list[str]] = {}
     for other in sorted(table, key=ORDER.__getitem__):
         if 0 < VALUE[other] <= value:
             by_value.setdefault(VALUE[other], []).append(other)
     if not by_value:
-        return []
+        return ()
     vector = sum(covers.unit(v) * len(cards) for v, cards in by_value.items())
-    if rules.capture_policy == "max_cards":
+    if policy == "max_cards":
         lower = vector & (covers.unit(value) - 1)
         found = [used + (vector - lower) for used in covers.largest_covers(value, lower)[1]]
     else:
         found = list(covers.every_cover(value, vector))
-    return sorted(
-        canonical(cards) for used in found if used for cards in covers.expand(used, by_value)
+    return tuple(
+        sorted(
+            canonical(cards) for used in found if used for cards in covers.expand(used, by_value)
+        )
     )

@@ -111,6 +111,7 @@ def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
         card, capture = move.card, move.capture
     elif isinstance(move, Mapping):
         card, capture = move.get("card"), move.get("capture")
+        capture = None if capture is None else read_capture(capture)
     else:
         raise MoveError("move", "must be an object with 'card' and 'capture'")
     try:
@@ -120,16 +121,20 @@ def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
     if card not in hand:
         raise MoveError("move.card", f"card not in hand: {card}")
     options = card_moves(card, state.table, state.rules, is_final_card(state))
-    legal = [list(option.capture) for option in options]
     if capture is None:
         if len(options) == 1:
             return options[0]
-        raise MoveError("move.capture", f"{card} has several legal outcomes; name one: {legal}")
-    wanted = read_capture(capture)
+        raise MoveError(
+            "move.capture", f"{card} has several legal outcomes; name one: {captures_of(options)}"
+        )
     for option in options:
-        if option.capture == wanted:
+        if option.capture == capture:
             return option
-    raise MoveError("move.capture", f"capture not legal for {card}; legal: {legal}")
+    raise MoveError("move.capture", f"capture not legal for {card}; legal: {captures_of(options)}")
+
+
+def captures_of(options: list[Move]) -> list[list[str]]:
+    return [list(option.capture) for option in options]
 
 
 def read_capture(capture: object) -> tuple[str, ...]:
