@@ -4,10 +4,12 @@ Bots and the service reach a game only through this protocol, so a second game
 registered here gets both for free. States are opaque values to them.
 """
 
+import random
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from engine import basra
+from engine.basra import hidden
 from engine.basra.moves import Move
 from engine.basra.scoring import card_points
 
@@ -50,6 +52,17 @@ class Game(Protocol):
 
     def score(self, state: Any) -> list[dict[str, Any]]:
         """Per-side breakdown of the round as it stands."""
+
+    def determinize(self, state: Any, seat: int, rng: random.Random) -> Any:
+        """A full state `seat` cannot tell apart from `state`, the unseen cards dealt at
+        random; states differing only in what `seat` cannot see give the same result."""
+
+    def hold_value(self, state: Any, move: Any) -> float:
+        """What the mover gives up by spending this move's card (scoring cards, sweepers)."""
+
+    def playout(self, state: Any, move: Any, side: int, rng: random.Random, noise: float) -> float:
+        """Play `move` and the rest of the round with a fast built-in policy whose choices
+        `noise` (in points) randomises; the round's point difference for `side`."""
 
 
 class Basra:
@@ -104,6 +117,17 @@ class Basra:
 
     def score(self, state: basra.State) -> list[dict[str, Any]]:
         return basra.score(state)
+
+    def determinize(self, state: basra.State, seat: int, rng: random.Random) -> basra.State:
+        return hidden.determinize(state, seat, rng)
+
+    def hold_value(self, state: basra.State, move: Move) -> float:
+        return hidden.hold_value(move.card, state.rules)
+
+    def playout(
+        self, state: basra.State, move: Move, side: int, rng: random.Random, noise: float
+    ) -> float:
+        return hidden.playout(state, move, side, rng, noise)
 
 
 GAMES: dict[str, Game] = {game.name: game for game in (Basra(),)}

@@ -1,0 +1,153 @@
+"""Hidden information for computer players: a full state consistent with what one seat
+knows, and a fast playout of the rest of the round.
+
+The seat knows its own hand, the table, every captured pile and basra, the hand sizes and
+the stock size. Everything else (the other hands, the stock order, the seed that deals
+later rounds) is unseen, so `determinize` reads only the known fields and deals the unseen
+cards at random: two states that differ only in unseen cards give the same result.
+"""
+
+import random
+
+from engine.basra.moves import Move, card_moves, clears_as_some_rank, sweeps
+from engine.basra.play import deal_hands, is_final_card
+from engine.basra.rules import Rules
+from engine.basra.scoring import card_points
+from engine.basra.state import SIDES, State, side_of
+from engine.cards import DECK, ORDER, VALUE
+
+# Playout policy weights: one card towards the majority is worth about a point (30 points
+# for 27 of 52 cards), leaving the next seat a table it can clear risks a basra.
+CARD_WEIGHT = 1.0
+DANGER_WEIGHT = 6.0
+SWEEPER_HOLD = 3.0
+
+
+def unseen_cards(state: State, seat: int) -> list[str]:
+    """The cards `seat` cannot see, in canonical order."""
+    seen = {*state.hands[seat], *state.table, *(card for pile in state.captured for card in pile)}
+    return [card for card in DECK if card not in seen]
+
+
+def determinize(state: State, seat: int, rng: random.Random) -> State:
+    """A full state `seat` cannot tell from `state`: its hand, the table, piles, basras,
+    hand sizes and stock size kept; unseen cards dealt at random to the other hands and
+    the stock; a fresh seed for later rounds."""
+    unseen = unseen_cards(state, seat)
+    rng.shuffle(unseen)
+    hands = []
+    for other, hand in enumerate(state.hands):
+        if other == seat:
+            hands.append(hand)
+        else:
+            hands.append(tuple(sorted(unseen[: len(hand)], key=ORDER.__getitem__)))
+            unseen = unseen[len(hand) :]
+    return state._replace(
+        hands=tuple(hands), stock=tuple(unseen), seed=f"determinized/{rng.getrandbits(64):016x}"
+    )
+
+
+def hold_value(card: str, rules: Rules) -> float:
+    """What a card is worth keeping in hand rather than laying it: its card points and,
+    for a jack or a sweeping seven of diamonds, the power to take a whole table."""
+    worth = card_points((card,)) if rules.card_points else 0
+    return worth + (SWEEPER_HOLD if sweeps(card, rules) else 0.0)
+
+
+def danger(table: tuple[str, ...] | list[str], rules: Rules) -> bool:
+    """Whether some single card could clear this table for a basra."""
+    if not table:
+        return False
+    if len(table) == 1:
+        return table[0][0] != "J" or rules.jack_basra_points > 0
+    numerals = all(VALUE[card] for card in table)
+    total = sum(VALUE[card] for card in table)
+    small = total <= rules.seven_diamonds_basra_max_sum
+    if rules.seven_diamonds_mode == "sweep" and numerals and small:
+        return True
+    return clears_as_some_rank(tuple(table))
+
+
+def move_worth(move: Move, table: list[str], rules: Rules) -> float:
+    """The playout policy's score of a move: points now, cards towards the majority,
+    scoring cards kept, and no easy basra left to the next seat."""
+    if move.capture:
+        taken = (*move.capture, move.card)
+        worth = move.basra_points + CARD_WEIGHT * len(taken)
+        if rules.card_points:
+            worth += card_points(taken)
+        left = [card for card in table if card not in move.capture]
+    else:
+        worth = -hold_value(move.card, rules)
+        left = [*table, move.card]
+    return worth - (DANGER_WEIGHT if danger(left, rules) else 0.0)
+
+
+def playout(state: State, move: Move, side: int, rng: random.Random, noise: float) -> float:
+    """Play `move`, then the rest of the round with the playout policy for every seat;
+    the round's point difference for `side` (its total minus the best other total).
+    `noise` (in points) randomises the policy's choices."""
+    rules = state.rules
+    seats = state.seats
+    hands = [list(hand) for hand in state.hands]
+    table = list(state.table)
+    stock = list(state.stock)
+    cards = [len(pile) for pile in state.captured]
+    points = [
+        sum(p for _, p in records) + (card_points(pile) if rules.card_points else 0)
+        for pile, records in zip(state.captured, state.basras)
+    ]
+    last = state.last_capturer
+    turn = state.turn
+    per_deal = rules.hand_size * seats
+    final = is_final_card(state)
+    while True:
+        hand = hands[turn]
+        if move is None:
+            best = None
+            best_worth = 0.0
+            for card in hand:
+                for option in card_moves(card, tuple(table), rules, final):
+                    worth = move_worth(option, table, rules) + noise * rng.random()
+                    if best is None or worth > best_worth:
+                        best, best_worth = option, worth
+            move = best
+        hand.remove(move.card)
+        if move.capture:
+            taken = set(move.capture)
+            table = [card for card in table if card not in taken]
+            mover = side_of(turn)
+            cards[mover] += len(move.capture) + 1
+            points[mover] += move.basra_points
+            if rules.card_points:
+                points[mover] += card_points((*move.capture, move.card))
+            last = turn
+        else:
+            table.append(move.card)
+        move = None
+        turn = (turn + 1) % seats
+        if not hand and not any(hands):
+            if not stock:
+                break
+            hands = [list(h) for h in deal_hands(tuple(stock[:per_deal]), seats, state.dealer)]
+            stock = stock[per_deal:]
+            turn = (state.dealer + 1) % seats
+        final = not stock and sum(map(len, hands)) == 1
+    return round_difference(state, cards, points, table, last, side)
+
+
+def round_difference(
+    state: State, cards: list[int], points: list[int], table: list[str], last, side: int
+) -> float:
+    """The finished round's total for `side` minus the other side's (spec §7, §8)."""
+    rules = state.rules
+    sweeper = side_of(state.dealer if last is None else last)
+    cards[sweeper] += len(table)
+    if rules.card_points:
+        points[sweeper] += card_points(tuple(table))
+    leader = max(range(SIDES), key=cards.__getitem__)
+    if cards.count(cards[leader]) == 1:
+        points[leader] += rules.majority_points + state.carry
+    elif rules.tie_policy == "void_round_carry":
+        return 0.0
+    return float(points[side] - max(points[other] for other in range(SIDES) if other != side))
