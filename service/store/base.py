@@ -1,0 +1,103 @@
+"""The SessionStore interface every hosted-session backend implements.
+
+A store keeps sessions as opaque records (the game state as JSON text, the version, the
+seats with their token hashes) and knows nothing of the rules. What it guarantees:
+
+* `commit` is a compare-and-set on the version: of several commits expecting the same
+  version exactly one is applied; it appends that move's events, keeps the idempotent
+  answer and refreshes the idle TTL in the same atomic step, then wakes long-pollers.
+* every read or write of a session refreshes its idle TTL; an expired session is gone.
+* a backend that cannot be reached raises StoreUnavailable, never its own errors.
+"""
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from enum import Enum
+
+
+class StoreUnavailable(RuntimeError):
+    """The backend cannot be reached right now; retrying later may succeed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    id: str
+    game: str
+    version: int
+    state: str  # the game state's JSON text
+    seats: str  # JSON text: one object per seat, with the token's SHA-256 for a human seat
+
+
+class Outcome(Enum):
+    APPLIED = "applied"
+    STALE = "stale"  # the expected version is not the current one
+    REPLAY = "replay"  # the idempotency key already has an answer
+    GONE = "gone"  # no such session (never was, expired or deleted)
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    outcome: Outcome
+    version: int = 0  # the current version after the attempt
+    answer: str | None = None  # the stored answer when outcome is REPLAY
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One atomic step: the state after it and one event batch per version it adds."""
+
+    expected_version: int
+    state: str
+    batches: tuple[str, ...]  # JSON text of each new version's events, in order
+    key: str | None = None  # digest of the Idempotency-Key, when the request had one
+    answer: str | None = None  # the answer to store under `key`
+
+
+class SessionStore(ABC):
+    """Hosted sessions with an idle TTL in seconds, refreshed on every access."""
+
+    def __init__(self, ttl: float) -> None:
+        self.ttl = ttl
+
+    @abstractmethod
+    def create(self, session: Session, batches: tuple[str, ...] = ()) -> None:
+        """Store a new session (its id is fresh and random) with the event batches of the
+        moves already made in it (bots that move first): one per version."""
+
+    @abstractmethod
+    def load(self, session_id: str) -> Session | None:
+        """The session, or None when there is none; refreshes its TTL."""
+
+    @abstractmethod
+    def commit(self, session_id: str, change: Change) -> Commit:
+        """Apply `change` if the session is still at `change.expected_version`."""
+
+    @abstractmethod
+    def answer(self, session_id: str, key: str) -> str | None:
+        """The answer stored under an idempotency key of this session, if any."""
+
+    @abstractmethod
+    def remember_creation(self, key: str, answer: str) -> str | None:
+        """Keep the answer to a session creation under its idempotency key unless one is
+        there already; returns the earlier answer, or None when this one was kept."""
+
+    @abstractmethod
+    def forget_creation(self, key: str) -> None:
+        """Drop a creation answer whose session no longer exists."""
+
+    @abstractmethod
+    def events(self, session_id: str, after: int, timeout: float) -> list[str] | None:
+        """The event batches of the versions after `after`, waiting up to `timeout`
+        seconds for one when there are none yet; None when there is no such session."""
+
+    @abstractmethod
+    def delete(self, session_id: str) -> bool:
+        """End the session; False when there was none. Wakes its long-pollers."""
+
+    @abstractmethod
+    def ready(self) -> bool:
+        """Whether the backend answers right now."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections."""

@@ -1,0 +1,130 @@
+"""The in-process store: the embedded default when no REDIS_URL is configured.
+
+Sessions live in this process only, so the run command starts one worker process when it
+uses this store (see gunicorn.conf.py). One lock guards every session; a Condition per session
+on that lock wakes its long-pollers when a move is committed or the session ends.
+"""
+
+import threading
+import time
+from dataclasses import dataclass, field, replace
+
+from service.store.base import Change, Commit, Outcome, Session, SessionStore
+
+
+@dataclass
+class Record:
+    session: Session
+    expires: float
+    changed: threading.Condition
+    batches: list[str] = field(default_factory=list)
+    answers: dict[str, str] = field(default_factory=dict)
+
+
+class MemoryStore(SessionStore):
+    def __init__(self, ttl: float) -> None:
+        super().__init__(ttl)
+        self._records: dict[str, Record] = {}
+        self._creations: dict[str, tuple[str, float]] = {}
+        self._lock = threading.Lock()
+        self._next_sweep = 0.0
+
+    def create(self, session: Session, batches: tuple[str, ...] = ()) -> None:
+        with self._lock:
+            self._forget_expired()
+            changed = threading.Condition(self._lock)
+            self._records[session.id] = Record(session, self._deadline(), changed, list(batches))
+
+    def load(self, session_id: str) -> Session | None:
+        with self._lock:
+            record = self._live(session_id)
+            return record.session if record else None
+
+    def commit(self, session_id: str, change: Change) -> Commit:
+        with self._lock:
+            record = self._live(session_id)
+            if record is None:
+                return Commit(Outcome.GONE)
+            version = record.session.version
+            if change.key is not None and change.key in record.answers:
+                return Commit(Outcome.REPLAY, version, record.answers[change.key])
+            if version != change.expected_version:
+                return Commit(Outcome.STALE, version)
+            version += len(change.batches)
+            record.session = replace(record.session, version=version, state=change.state)
+            record.batches.extend(change.batches)
+            if change.key is not None and change.answer is not None:
+                record.answers[change.key] = change.answer
+            record.changed.notify_all()
+            return Commit(Outcome.APPLIED, version)
+
+    def answer(self, session_id: str, key: str) -> str | None:
+        with self._lock:
+            record = self._live(session_id)
+            return record.answers.get(key) if record else None
+
+    def remember_creation(self, key: str, answer: str) -> str | None:
+        with self._lock:
+            earlier = self._creations.get(key)
+            if earlier is not None and earlier[1] > time.monotonic():
+                return earlier[0]
+            self._creations[key] = (answer, self._deadline())
+            return None
+
+    def forget_creation(self, key: str) -> None:
+        with self._lock:
+            self._creations.pop(key, None)
+
+    def events(self, session_id: str, after: int, timeout: float) -> list[str] | None:
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while True:
+                record = self._live(session_id)
+                if record is None:
+                    return None
+                if len(record.batches) > after:
+                    return record.batches[after:]
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return []
+                record.changed.wait(remaining)
+
+    def delete(self, session_id: str) -> bool:
+        with self._lock:
+            record = self._live(session_id)
+            if record is None:
+                return False
+            del self._records[session_id]
+            record.changed.notify_all()
+            return True
+
+    def ready(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        """Nothing to release: the sessions live and die with this process."""
+
+    def _deadline(self) -> float:
+        return time.monotonic() + self.ttl
+
+    def _live(self, session_id: str) -> Record | None:
+        """The session's record with its TTL refreshed, or None once it has expired."""
+        record = self._records.get(session_id)
+        if record is None:
+            return None
+        if record.expires <= time.monotonic():
+            del self._records[session_id]
+            return None
+        record.expires = self._deadline()
+        return record
+
+    def _forget_expired(self) -> None:
+        """Drop what expired unseen; at most once a minute, so creating stays cheap."""
+        now = time.monotonic()
+        if now < self._next_sweep:
+            return
+        self._next_sweep = now + min(self.ttl, 60.0)
+        for session_id in [k for k, r in self._records.items() if r.expires <= now]:
+            del self._records[session_id]
+        for key in [k for k, (_, expires) in self._creations.items() if expires <= now]:
+            del self._creations[key]

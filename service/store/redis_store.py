@@ -1,0 +1,219 @@
+"""The Redis store: hosted sessions shared by every worker process and host.
+
+Key layout (one hash tag per session, so all its keys live on one Redis Cluster slot):
+
+    basra:{<id>}:session        hash: game, version, state (JSON), seats (JSON, token hashes)
+    basra:{<id>}:events         list: item i holds the JSON events of version i + 1
+    basra:{<id>}:answers        hash: Idempotency-Key digest -> stored answer of a move
+    basra:{<id>}:changed        pub/sub channel: a message per commit and on delete
+    basra:{create:<digest>}     string: stored answer of a session creation
+
+Every key of a session carries the idle TTL and every access refreshes all of them, so the
+stored answers expire with their session. A move is one Lua script (`COMMIT`): it checks
+the version, writes the state, appends the events, keeps the answer, refreshes the TTL and
+publishes on the session's channel, all atomically. Connection and timeout errors become
+StoreUnavailable; redis-py reconnects by itself once the server is back.
+"""
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+from service.store.base import Change, Commit, Outcome, Session, SessionStore, StoreUnavailable
+
+SOCKET_TIMEOUT = 2.0
+CONNECT_TIMEOUT = 1.0
+
+# KEYS: session, events, answers. ARGV: ttl ms. Returns the session hash, flat.
+LOAD = """
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields == 0 then return false end
+for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
+return fields
+"""
+
+# KEYS: session, events, answers. ARGV: expected version, state, ttl ms, channel,
+# answer key ('' for none), answer, batch... Returns {outcome, version[, answer]}.
+COMMIT = """
+local version = redis.call('HGET', KEYS[1], 'version')
+if not version then return {'gone', 0} end
+if ARGV[5] ~= '' then
+  local earlier = redis.call('HGET', KEYS[3], ARGV[5])
+  if earlier then return {'replay', tonumber(version), earlier} end
+end
+if version ~= ARGV[1] then return {'stale', tonumber(version)} end
+local batches = #ARGV - 6
+version = tonumber(version) + batches
+redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2])
+for i = 7, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
+for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[3]) end
+redis.call('PUBLISH', ARGV[4], version)
+return {'applied', version}
+"""
+
+# KEYS: session, events, answers. ARGV: after, ttl ms. Returns false or the batches.
+EVENTS = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[2]) end
+return redis.call('LRANGE', KEYS[2], ARGV[1], -1)
+"""
+
+
+def session_keys(session_id: str) -> list[str]:
+    tag = f"basra:{{{session_id}}}"
+    return [f"{tag}:session", f"{tag}:events", f"{tag}:answers"]
+
+
+def channel(session_id: str) -> str:
+    return f"basra:{{{session_id}}}:changed"
+
+
+def creation_key(key: str) -> str:
+    return f"basra:{{create:{key}}}"
+
+
+@contextmanager
+def reachable() -> Iterator[None]:
+    """Redis errors that mean 'not reachable now' become StoreUnavailable."""
+    try:
+        yield
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
+        raise StoreUnavailable(f"Redis is unavailable: {error}") from error
+
+
+class RedisStore(SessionStore):
+    def __init__(self, url: str, ttl: float) -> None:
+        super().__init__(ttl)
+        self.client = redis.Redis.from_url(
+            url,
+            decode_responses=True,
+            socket_timeout=SOCKET_TIMEOUT,
+            socket_connect_timeout=CONNECT_TIMEOUT,
+            retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 1),
+            health_check_interval=30,
+        )
+        self._load = self.client.register_script(LOAD)
+        self._commit = self.client.register_script(COMMIT)
+        self._events = self.client.register_script(EVENTS)
+
+    @property
+    def ttl_ms(self) -> int:
+        return max(1, int(self.ttl * 1000))
+
+    def create(self, session: Session, batches: tuple[str, ...] = ()) -> None:
+        keys = session_keys(session.id)
+        fields = {
+            "game": session.game,
+            "version": session.version,
+            "state": session.state,
+            "seats": session.seats,
+        }
+        with reachable(), self.client.pipeline(transaction=True) as pipe:
+            pipe.hset(keys[0], mapping=fields)
+            if batches:
+                pipe.rpush(keys[1], *batches)
+            for key in keys[:2]:
+                pipe.pexpire(key, self.ttl_ms)
+            pipe.execute()
+
+    def load(self, session_id: str) -> Session | None:
+        with reachable():
+            flat = self._load(keys=session_keys(session_id), args=[self.ttl_ms])
+        if not flat:
+            return None
+        fields = dict(zip(flat[::2], flat[1::2]))
+        return Session(
+            id=session_id,
+            game=fields["game"],
+            version=int(fields["version"]),
+            state=fields["state"],
+            seats=fields["seats"],
+        )
+
+    def commit(self, session_id: str, change: Change) -> Commit:
+        args: list[Any] = [
+            change.expected_version,
+            change.state,
+            self.ttl_ms,
+            channel(session_id),
+            change.key or "",
+            change.answer or "",
+            *change.batches,
+        ]
+        with reachable():
+            reply = self._commit(keys=session_keys(session_id), args=args)
+        outcome, version = Outcome(reply[0]), int(reply[1])
+        return Commit(outcome, version, reply[2] if outcome is Outcome.REPLAY else None)
+
+    def answer(self, session_id: str, key: str) -> str | None:
+        with reachable():
+            return self.client.hget(session_keys(session_id)[2], key)
+
+    def remember_creation(self, key: str, answer: str) -> str | None:
+        name = creation_key(key)
+        with reachable(), self.client.pipeline(transaction=True) as pipe:
+            pipe.set(name, answer, px=self.ttl_ms, nx=True)
+            pipe.get(name)
+            kept, stored = pipe.execute()
+        return None if kept else stored
+
+    def forget_creation(self, key: str) -> None:
+        with reachable():
+            self.client.delete(creation_key(key))
+
+    def events(self, session_id: str, after: int, timeout: float) -> list[str] | None:
+        batches = self._read_events(session_id, after)
+        if batches != [] or timeout <= 0:
+            return batches
+        with reachable(), self.client.pubsub() as pubsub:
+            pubsub.subscribe(channel(session_id))
+            # Only once the subscription is confirmed can no commit slip by unnoticed.
+            self._await(pubsub, "subscribe", timeout)
+            return self._wait_for_events(pubsub, session_id, after, timeout)
+
+    def delete(self, session_id: str) -> bool:
+        with reachable(), self.client.pipeline(transaction=True) as pipe:
+            pipe.delete(*session_keys(session_id))
+            pipe.publish(channel(session_id), "deleted")
+            deleted, _ = pipe.execute()
+        return bool(deleted)
+
+    def ready(self) -> bool:
+        try:
+            return bool(self.client.ping())
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            return False
+
+    def close(self) -> None:
+        self.client.close()
+
+    def _read_events(self, session_id: str, after: int) -> list[str] | None:
+        with reachable():
+            batches = self._events(keys=session_keys(session_id), args=[after, self.ttl_ms])
+        return None if batches is None else list(batches)
+
+    def _wait_for_events(
+        self, pubsub: redis.client.PubSub, session_id: str, after: int, timeout: float
+    ) -> list[str] | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            batches = self._read_events(session_id, after)
+            remaining = deadline - time.monotonic()
+            if batches != [] or remaining <= 0:
+                return batches
+            self._await(pubsub, "message", remaining)
+
+    @staticmethod
+    def _await(pubsub: redis.client.PubSub, kind: str, timeout: float) -> None:
+        """Read the pub/sub connection until a message of `kind` or the timeout."""
+        deadline = time.monotonic() + timeout
+        while (remaining := deadline - time.monotonic()) > 0:
+            message = pubsub.get_message(timeout=remaining)
+            if message is not None and message["type"] == kind:
+                return

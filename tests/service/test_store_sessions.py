@@ -1,0 +1,209 @@
+"""The SessionStore contract, run against the in-process store and a real Redis."""
+
+import threading
+import time
+
+import pytest
+import redis
+from redis.crc import key_slot
+
+from service.store import (
+    Change,
+    MemoryStore,
+    Outcome,
+    RedisStore,
+    Session,
+    SessionStore,
+    StoreUnavailable,
+)
+
+
+def make_store(kind: str, redis_url: str | None, ttl: float = 60.0) -> SessionStore:
+    return RedisStore(redis_url, ttl) if kind == "redis" else MemoryStore(ttl)
+
+
+@pytest.fixture(params=["memory", "redis"])
+def kind(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def url(kind, request) -> str | None:
+    return request.getfixturevalue("redis_url") if kind == "redis" else None
+
+
+@pytest.fixture
+def store(kind, url):
+    store = make_store(kind, url)
+    yield store
+    store.close()
+
+
+def session(session_id: str = "s1", version: int = 0, state: str = '{"n": 0}') -> Session:
+    return Session(id=session_id, game="basra", version=version, state=state, seats="[]")
+
+
+def change(expected: int, *batches: str, key: str | None = None, answer: str | None = None):
+    return Change(expected, f'{{"n": {expected + len(batches)}}}', batches, key, answer)
+
+
+def test_a_created_session_loads_back(store):
+    store.create(session(version=2), ('[{"e": 1}]', '[{"e": 2}]'))
+    assert store.load("s1") == session(version=2)
+    assert store.events("s1", 0, 0) == ['[{"e": 1}]', '[{"e": 2}]']
+    assert store.load("nope") is None
+
+
+def test_a_commit_on_the_current_version_applies_every_batch(store):
+    store.create(session())
+    commit = store.commit("s1", change(0, '["a"]', '["b"]'))
+    assert (commit.outcome, commit.version) == (Outcome.APPLIED, 2)
+    loaded = store.load("s1")
+    assert (loaded.version, loaded.state) == (2, '{"n": 2}')
+    assert store.events("s1", 1, 0) == ['["b"]']
+
+
+def test_a_commit_on_a_stale_version_changes_nothing(store):
+    store.create(session())
+    store.commit("s1", change(0, '["a"]'))
+    commit = store.commit("s1", change(0, '["x"]'))
+    assert (commit.outcome, commit.version) == (Outcome.STALE, 1)
+    assert store.load("s1").state == '{"n": 1}'
+    assert store.events("s1", 0, 0) == ['["a"]']
+
+
+def test_a_commit_on_a_missing_session_is_gone(store):
+    assert store.commit("nope", change(0, '["a"]')).outcome is Outcome.GONE
+    assert store.load("nope") is None
+
+
+def test_a_retried_key_gets_the_stored_answer_and_is_not_applied_again(store):
+    store.create(session())
+    first = store.commit("s1", change(0, '["a"]', key="k", answer="A"))
+    assert first.outcome is Outcome.APPLIED
+    again = store.commit("s1", change(0, '["a"]', key="k", answer="A"))
+    assert (again.outcome, again.version, again.answer) == (Outcome.REPLAY, 1, "A")
+    assert store.answer("s1", "k") == "A"
+    assert store.answer("s1", "other") is None
+    assert store.events("s1", 0, 0) == ['["a"]']
+
+
+def test_of_64_concurrent_commits_on_one_version_exactly_one_applies(kind, url):
+    stores = [make_store(kind, url) for _ in range(4)] if kind == "redis" else [MemoryStore(60)]
+    stores[0].create(session())
+    barrier = threading.Barrier(64)
+    outcomes: list[Outcome] = []
+
+    def move(index: int) -> None:
+        barrier.wait()
+        result = stores[index % len(stores)].commit("s1", change(0, f'["{index}"]'))
+        outcomes.append(result.outcome)
+
+    threads = [threading.Thread(target=move, args=(i,)) for i in range(64)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes.count(Outcome.APPLIED) == 1
+    assert outcomes.count(Outcome.STALE) == 63
+    assert stores[0].load("s1").version == 1
+    assert len(stores[0].events("s1", 0, 0)) == 1
+    for store in stores:
+        store.close()
+
+
+def test_events_return_at_once_when_there_are_some(store):
+    store.create(session())
+    store.commit("s1", change(0, '["a"]'))
+    started = time.monotonic()
+    assert store.events("s1", 0, 5) == ['["a"]']
+    assert time.monotonic() - started < 1
+
+
+def test_a_long_poll_wakes_when_a_move_is_committed(store):
+    store.create(session())
+    timer = threading.Timer(0.3, store.commit, ("s1", change(0, '["a"]')))
+    started = time.monotonic()
+    timer.start()
+    assert store.events("s1", 0, 10) == ['["a"]']
+    assert 0.2 < time.monotonic() - started < 5
+    timer.join()
+
+
+def test_a_long_poll_gives_up_after_its_timeout(store):
+    store.create(session())
+    started = time.monotonic()
+    assert store.events("s1", 0, 0.5) == []
+    assert 0.45 < time.monotonic() - started < 3
+
+
+def test_a_long_poll_ends_when_the_session_is_deleted(store):
+    store.create(session())
+    timer = threading.Timer(0.3, store.delete, ("s1",))
+    timer.start()
+    assert store.events("s1", 0, 10) is None
+    timer.join()
+
+
+def test_events_of_a_missing_session_are_none(store):
+    assert store.events("nope", 0, 0.1) is None
+
+
+def test_delete_ends_the_session(store):
+    store.create(session())
+    assert store.delete("s1") is True
+    assert store.load("s1") is None
+    assert store.delete("s1") is False
+
+
+def test_a_creation_answer_is_kept_once(store):
+    assert store.remember_creation("k", "first") is None
+    assert store.remember_creation("k", "second") == "first"
+    store.forget_creation("k")
+    assert store.remember_creation("k", "third") is None
+
+
+def test_an_idle_session_expires_and_activity_keeps_it(kind, url):
+    store = make_store(kind, url, ttl=0.6)
+    store.create(session("idle"))
+    store.create(session("busy"))
+    for _ in range(4):
+        time.sleep(0.25)
+        assert store.load("busy") is not None
+    assert store.load("idle") is None
+    assert store.commit("idle", change(0, '["a"]')).outcome is Outcome.GONE
+    store.close()
+
+
+def test_every_key_of_a_session_shares_one_hash_tag_and_the_ttl(redis_url):
+    store = RedisStore(redis_url, 100)
+    store.create(session("abc", version=1), ('["a"]',))
+    store.commit("abc", change(1, '["b"]', key="k", answer="A"))
+    client = redis.Redis.from_url(redis_url)
+    keys = sorted(key.decode() for key in client.keys("*"))
+    assert keys == ["basra:{abc}:answers", "basra:{abc}:events", "basra:{abc}:session"]
+    assert all(0 < client.pttl(key) <= 100_000 for key in keys)
+    assert len({key_slot(key.encode()) for key in keys}) == 1
+    client.close()
+    store.close()
+
+
+def test_redis_going_away_is_unavailable_until_it_returns(redis_server, redis_url):
+    store = RedisStore(redis_url, 60)
+    store.create(session())
+    assert store.ready()
+    redis_server.stop()
+    try:
+        assert not store.ready()
+        with pytest.raises(StoreUnavailable):
+            store.load("s1")
+        with pytest.raises(StoreUnavailable):
+            store.commit("s1", change(0, '["a"]'))
+        with pytest.raises(StoreUnavailable):
+            store.events("s1", 0, 0.1)
+    finally:
+        redis_server.start()
+    assert store.ready()
+    store.create(session("s2"))
+    assert store.commit("s2", change(0, '["a"]')).outcome is Outcome.APPLIED
+    store.close()
