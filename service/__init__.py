@@ -1,0 +1,76 @@
+"""The HTTP service: `create_app(config)` builds the whole app."""
+
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import flask
+from flask_swagger_ui import get_swaggerui_blueprint
+
+from service.config import load_config
+from service.errors import ProblemApi, install_problems
+from service.json import OrjsonProvider
+from service.routes import games, health
+from service.schemas import document
+
+REQUEST_ID = "X-Request-ID"
+# A caller's id is echoed only when it is short and printable: it lands in the access log.
+GOOD_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
+DOCS_PATH = "/docs"
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
+    """The whole app. With no configuration it needs no Redis; {"REDIS_URL": ...} selects one."""
+    settings = load_config(config)
+    app = flask.Flask(__name__)
+    app.config.update(settings)
+    app.config.update(
+        MAX_CONTENT_LENGTH=settings["MAX_BODY_BYTES"],
+        API_TITLE="Basra",
+        API_VERSION="1",
+        OPENAPI_VERSION="3.1.0",
+        API_SPEC_OPTIONS={
+            "info": {"description": "The Basra card game: stateless play and hosted sessions."}
+        },
+    )
+    app.json = OrjsonProvider(app)
+    api = ProblemApi(app)
+    document(api.spec)
+    install_problems(app)
+    install_request_id(app)
+    register_blueprints(app, api)
+    install_docs(app, api)
+    return app
+
+
+def register_blueprints(app: flask.Flask, api: ProblemApi) -> None:
+    """The one place where routes join the app."""
+    api.register_blueprint(games.blp)
+    api.register_blueprint(health.blp)
+    if app.config["BENCH_ECHO"]:
+        api.register_blueprint(games.echo_blp)
+
+
+def install_request_id(app: flask.Flask) -> None:
+    """Every answer carries X-Request-ID: the caller's, or a fresh one (gunicorn logs it)."""
+
+    @app.before_request
+    def take_request_id() -> None:
+        given = flask.request.headers.get(REQUEST_ID, "")
+        flask.g.request_id = given if GOOD_REQUEST_ID.match(given) else uuid.uuid4().hex
+
+    @app.after_request
+    def echo_request_id(response: flask.Response) -> flask.Response:
+        response.headers[REQUEST_ID] = flask.g.get("request_id") or uuid.uuid4().hex
+        return response
+
+
+def install_docs(app: flask.Flask, api: ProblemApi) -> None:
+    """The OpenAPI document and an interactive page whose assets ship with the package."""
+
+    @app.get("/openapi.yaml")
+    def openapi_yaml() -> flask.Response:
+        return flask.Response(api.spec.to_yaml(), mimetype="application/yaml")
+
+    app.register_blueprint(get_swaggerui_blueprint(DOCS_PATH, "/openapi.yaml"))

@@ -1,0 +1,34 @@
+"""Settings: defaults, overridden by environment variables, overridden by create_app's dict."""
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def optional_text(text: str) -> str | None:
+    return text or None
+
+
+def flag(text: str) -> bool:
+    return text.strip().lower() in ("1", "true", "yes", "on")
+
+
+# name: (default, how to read it from an environment variable)
+SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
+    "REDIS_URL": (None, optional_text),
+    "MAX_BODY_BYTES": (64 * 1024, int),
+    "READY_TIMEOUT_SECONDS": (0.5, float),
+    "BENCH_ECHO": (False, flag),
+}
+
+
+def load_config(
+    overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    environ = os.environ if environ is None else environ
+    config = {
+        name: read(environ[name]) if name in environ else default
+        for name, (default, read) in SETTINGS.items()
+    }
+    config.update(overrides or {})
+    return config

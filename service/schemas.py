@@ -1,0 +1,219 @@
+"""marshmallow schemas: the one source of the request and response shapes.
+
+Requests are loaded with marshmallow up to the envelope; a `state` stays a raw object that
+the game's own reader checks in depth (precise and several times faster than marshmallow
+on a full state). Responses are documented here and written by the game's writer.
+"""
+
+from typing import Any
+
+from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
+
+from engine.cards import CardError, parse_card
+
+CARD_PATTERN = "^(?:[A2-9TJQKatjqk]|10)[CDHScdhs]$"
+STATE_REF = {"$ref": "#/components/schemas/BasraState"}
+VIEW_REF = {"$ref": "#/components/schemas/BasraView"}
+
+
+class CardField(fields.String):
+    """A card: `7D`, `TD`; on input also `10d`, `7d`. Loads to the canonical form."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        metadata = {"pattern": CARD_PATTERN, "examples": ["7D", "TD"], **kwargs.pop("metadata", {})}
+        super().__init__(metadata=metadata, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        try:
+            return parse_card(value)
+        except CardError as error:
+            raise ValidationError(str(error)) from error
+
+
+def cards(**kwargs: Any) -> fields.List:
+    return fields.List(CardField(), **kwargs)
+
+
+class StateField(fields.Raw):
+    """A game state as a raw JSON object: marshmallow checks only that it is an object;
+    the game's reader checks the rest and names the bad field."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        metadata = {
+            "type": "object",
+            "allOf": [STATE_REF],
+            "description": "a whole game state, as the server wrote it",
+            **kwargs.pop("metadata", {}),
+        }
+        super().__init__(metadata=metadata, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict:
+        if not isinstance(value, dict):
+            raise ValidationError("must be an object (a game state)")
+        return value
+
+
+class RulesSchema(Schema):
+    """`{"preset": name, <option>: value, ...}`; the game checks every option."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    preset = fields.String(
+        metadata={"description": "a preset name (see GET /v1/games)", "examples": ["levantine"]}
+    )
+
+
+class MoveSchema(Schema):
+    card = CardField(required=True, metadata={"description": "a card from the mover's hand"})
+    capture = cards(
+        metadata={
+            "description": "the table cards taken ([] to lay the card on the table); may be "
+            "omitted when the card has exactly one legal outcome"
+        }
+    )
+
+
+class BasraSchema(Schema):
+    card = CardField(required=True)
+    points = fields.Integer(required=True)
+
+
+class BasraStateSchema(Schema):
+    """The Basra state (contract: "Basra state"); documentation, and the deep marshmallow
+    check that bench/http.py measures against the game's own reader."""
+
+    game = fields.String(required=True, validate=validate.Equal("basra"))
+    rules = fields.Nested(RulesSchema, required=True)
+    seats = fields.Integer(required=True, metadata={"description": "2, or 4 where allowed"})
+    dealer = fields.Integer(required=True)
+    turn = fields.Integer(required=True, allow_none=True)
+    hands = fields.List(cards(), required=True, metadata={"description": "one per seat"})
+    table = cards(required=True, metadata={"description": "in the order they arrived"})
+    stock = cards(required=True, metadata={"description": "the next to be dealt first"})
+    captured = fields.List(cards(), required=True, metadata={"description": "one per side"})
+    basras = fields.List(fields.List(fields.Nested(BasraSchema)), required=True)
+    last_capturer = fields.Integer(required=True, allow_none=True)
+    scores = fields.List(fields.Integer(), required=True)
+    carry = fields.Integer(required=True)
+    round = fields.Integer(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["playing", "match_over"]))
+    winner = fields.Integer(required=True, allow_none=True)
+    seed = fields.String(metadata={"description": "what later deals derive from"})
+
+
+class BasraViewSchema(Schema):
+    """What one seat may see: no other hand, no stock, no seed."""
+
+    class Meta:
+        unknown = INCLUDE
+
+    game = fields.String(required=True)
+    rules = fields.Dict(required=True)
+    seat = fields.Integer(required=True)
+    hand = cards(required=True)
+    hand_sizes = fields.List(fields.Integer(), required=True)
+    stock_size = fields.Integer(required=True)
+    table = cards(required=True)
+    captured = fields.List(cards(), required=True)
+    scores = fields.List(fields.Integer(), required=True)
+    turn = fields.Integer(required=True, allow_none=True)
+    status = fields.String(required=True)
+
+
+class NewGameRequest(Schema):
+    rules = fields.Nested(RulesSchema, metadata={"description": 'default {"preset": "levantine"}'})
+    seed = fields.String(
+        metadata={
+            "description": "any string; same seed and rules give the same game. "
+            "Drawn at random when omitted."
+        }
+    )
+    seats = fields.Integer(strict=True, metadata={"description": "2 (default) or 4"})
+
+
+class StateRequest(Schema):
+    state = StateField(required=True)
+
+
+class ApplyRequest(StateRequest):
+    move = fields.Nested(MoveSchema, required=True)
+
+
+class ViewRequest(StateRequest):
+    seat = fields.Integer(required=True, strict=True, validate=validate.Range(min=0))
+
+
+class StateResponse(Schema):
+    state = StateField(required=True)
+
+
+class LegalMoveSchema(Schema):
+    card = CardField(required=True)
+    capture = cards(required=True, metadata={"description": "in canonical order"})
+    basra = fields.Boolean(required=True)
+    basra_points = fields.Integer(required=True)
+    points = fields.Integer(required=True, metadata={"description": "what the move earns at once"})
+
+
+class LegalMovesResponse(Schema):
+    moves = fields.List(fields.Nested(LegalMoveSchema), required=True)
+
+
+class EventSchema(Schema):
+    class Meta:
+        unknown = INCLUDE
+
+    type = fields.String(
+        required=True,
+        validate=validate.OneOf(["move", "capture", "basra", "deal", "round_end", "match_end"]),
+    )
+
+
+class ApplyResponse(StateResponse):
+    events = fields.List(
+        fields.Dict(metadata={"allOf": [{"$ref": "#/components/schemas/Event"}]}), required=True
+    )
+
+
+class SideScoreSchema(Schema):
+    cards = fields.Integer(required=True)
+    majority = fields.Integer(required=True)
+    jacks = fields.Integer(required=True)
+    aces = fields.Integer(required=True)
+    two_clubs = fields.Integer(required=True)
+    ten_diamonds = fields.Integer(required=True)
+    basras = fields.Integer(required=True)
+    total = fields.Integer(required=True)
+
+
+class ScoreResponse(Schema):
+    sides = fields.List(fields.Nested(SideScoreSchema), required=True)
+
+
+class ViewResponse(Schema):
+    view = fields.Dict(required=True, metadata={"allOf": [VIEW_REF]})
+
+
+class GameCatalogueSchema(Schema):
+    name = fields.String(required=True)
+    seats = fields.List(fields.Integer(), required=True)
+    default_preset = fields.String(required=True)
+    presets = fields.Dict(
+        keys=fields.String(), values=fields.Dict(), required=True,
+        metadata={"description": "each preset with every option resolved"},
+    )  # fmt: skip
+    options = fields.Dict(
+        required=True, metadata={"description": "every rule option with its default"}
+    )
+
+
+class CatalogueResponse(Schema):
+    games = fields.List(fields.Nested(GameCatalogueSchema), required=True)
+
+
+def document(spec: Any) -> None:
+    """Components the fields refer to by $ref."""
+    spec.components.schema("BasraState", schema=BasraStateSchema)
+    spec.components.schema("BasraView", schema=BasraViewSchema)
+    spec.components.schema("Event", schema=EventSchema)
