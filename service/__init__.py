@@ -12,7 +12,7 @@ from service.config import load_config
 from service.errors import ProblemApi, install_problems
 from service.json import OrjsonProvider
 from service.routes import games, health
-from service.schemas import document
+from service.schemas import document, spec_yaml
 
 REQUEST_ID = "X-Request-ID"
 # A caller's id is echoed only when it is short and printable: it lands in the access log.
@@ -71,6 +71,6 @@ def install_docs(app: flask.Flask, api: ProblemApi) -> None:
 
     @app.get("/openapi.yaml")
     def openapi_yaml() -> flask.Response:
-        return flask.Response(api.spec.to_yaml(), mimetype="application/yaml")
+        return flask.Response(spec_yaml(api.spec), mimetype="application/yaml")
 
     app.register_blueprint(get_swaggerui_blueprint(DOCS_PATH, "/openapi.yaml"))

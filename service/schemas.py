@@ -7,9 +7,13 @@ on a full state). Responses are documented here and written by the game's writer
 
 from typing import Any
 
-from marshmallow import INCLUDE, Schema, ValidationError, fields, validate
+import apispec
+import yaml
+from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
 
+from engine.bots import LEVELS
 from engine.cards import CardError, parse_card
+from engine.game import GAMES
 
 CARD_PATTERN = "^(?:[A2-9TJQKatjqk]|10)[CDHScdhs]$"
 STATE_REF = {"$ref": "#/components/schemas/BasraState"}
@@ -41,7 +45,7 @@ class StateField(fields.Raw):
     def __init__(self, **kwargs: Any) -> None:
         metadata = {
             "type": "object",
-            "allOf": [STATE_REF],
+            "allOf": [dict(STATE_REF)],
             "description": "a whole game state, as the server wrote it",
             **kwargs.pop("metadata", {}),
         }
@@ -192,7 +196,7 @@ class ScoreResponse(Schema):
 
 
 class ViewResponse(Schema):
-    view = fields.Dict(required=True, metadata={"allOf": [VIEW_REF]})
+    view = fields.Dict(required=True, metadata={"allOf": [dict(VIEW_REF)]})
 
 
 class GameCatalogueSchema(Schema):
@@ -212,8 +216,119 @@ class CatalogueResponse(Schema):
     games = fields.List(fields.Nested(GameCatalogueSchema), required=True)
 
 
+class SessionSeatRequest(Schema):
+    type = fields.String(required=True, validate=validate.OneOf(["human", "bot"]))
+    level = fields.String(
+        validate=validate.OneOf(LEVELS),
+        metadata={"description": "bot seats only: how strongly the bot plays"},
+    )
+
+    @validates_schema
+    def bots_have_a_level(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if data.get("type") == "bot" and "level" not in data:
+            raise ValidationError(f"a bot seat needs a level, one of {list(LEVELS)}", "level")
+        if data.get("type") == "human" and "level" in data:
+            raise ValidationError("only a bot seat has a level", "level")
+
+
+class CreateSessionRequest(Schema):
+    game = fields.String(load_default="basra", validate=validate.OneOf(list(GAMES)))
+    rules = fields.Nested(RulesSchema, metadata={"description": 'default {"preset": "levantine"}'})
+    seats = fields.List(
+        fields.Nested(SessionSeatRequest),
+        required=True,
+        metadata={"description": "one entry per seat (2, or 4 where the rules allow it)"},
+    )
+    seed = fields.String(
+        metadata={"description": "what the deals derive from; drawn at random when omitted"}
+    )
+
+    @validates_schema
+    def someone_is_human(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if "seats" in data and not any(seat["type"] == "human" for seat in data["seats"]):
+            raise ValidationError("at least one seat must be human", "seats")
+
+
+class SessionSeatSchema(Schema):
+    seat = fields.Integer(required=True)
+    type = fields.String(required=True, metadata={"description": "'human' or 'bot'"})
+    token = fields.String(
+        metadata={"description": "human seats only: the seat's secret bearer token"}
+    )
+    level = fields.String(metadata={"description": "bot seats only"})
+
+
+class CreateSessionResponse(Schema):
+    id = fields.String(required=True)
+    game = fields.String(required=True)
+    version = fields.Integer(
+        required=True, metadata={"description": "above 0 when bots moved first"}
+    )
+    seats = fields.List(fields.Nested(SessionSeatSchema), required=True)
+
+
+class SessionEventSchema(EventSchema):
+    version = fields.Integer(required=True, metadata={"description": "the move's version"})
+
+
+def session_events() -> fields.List:
+    return fields.List(
+        fields.Dict(metadata={"allOf": [{"$ref": "#/components/schemas/SessionEvent"}]}),
+        required=True,
+    )
+
+
+class SessionResponse(Schema):
+    id = fields.String(required=True)
+    version = fields.Integer(required=True)
+    seat = fields.Integer(required=True)
+    view = fields.Dict(required=True, metadata={"allOf": [dict(VIEW_REF)]})
+    moves = fields.List(
+        fields.Nested(LegalMoveSchema),
+        required=True,
+        metadata={"description": "the seat's legal moves when it is its turn, else []"},
+    )
+
+
+class SessionMoveRequest(Schema):
+    move = fields.Nested(MoveSchema, required=True)
+    version = fields.Integer(
+        required=True,
+        strict=True,
+        validate=validate.Range(min=0),
+        metadata={"description": "the session's current version (else 409)"},
+    )
+
+
+class SessionMoveResponse(Schema):
+    version = fields.Integer(required=True)
+    view = fields.Dict(required=True, metadata={"allOf": [dict(VIEW_REF)]})
+    moves = fields.List(fields.Nested(LegalMoveSchema), required=True)
+    events = session_events()
+
+
+class SessionEventsQuery(Schema):
+    after = fields.Integer(
+        load_default=0,
+        validate=validate.Range(min=0),
+        metadata={"description": "a version: the events of the moves after it"},
+    )
+
+
 def document(spec: Any) -> None:
     """Components the fields refer to by $ref."""
     spec.components.schema("BasraState", schema=BasraStateSchema)
     spec.components.schema("BasraView", schema=BasraViewSchema)
     spec.components.schema("Event", schema=EventSchema)
+    spec.components.schema("SessionEvent", schema=SessionEventSchema)
+
+
+class PlainDumper(yaml.SafeDumper):
+    """No YAML anchors: a schema reused by several fields is written out each time."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
+def spec_yaml(spec: apispec.APISpec) -> str:
+    return spec.to_yaml({"Dumper": PlainDumper})
