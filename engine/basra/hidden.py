@@ -8,6 +8,7 @@ cards at random: two states that differ only in unseen cards give the same resul
 """
 
 import random
+from functools import lru_cache
 
 from engine.basra.moves import Move, card_moves, clears_as_some_rank, sweeps
 from engine.basra.play import deal_hands, is_final_card
@@ -47,10 +48,14 @@ def determinize(state: State, seat: int, rng: random.Random) -> State:
     )
 
 
+POINTS = {card: card_points((card,)) for card in DECK}
+NO_POINTS = dict.fromkeys(DECK, 0)
+
+
 def hold_value(card: str, rules: Rules) -> float:
     """What a card is worth keeping in hand rather than laying it: its card points and,
     for a jack or a sweeping seven of diamonds, the power to take a whole table."""
-    worth = card_points((card,)) if rules.card_points else 0
+    worth = POINTS[card] if rules.card_points else 0
     return worth + (SWEEPER_HOLD if sweeps(card, rules) else 0.0)
 
 
@@ -58,24 +63,30 @@ def danger(table: tuple[str, ...] | list[str], rules: Rules) -> bool:
     """Whether some single card could clear this table for a basra."""
     if not table:
         return False
-    if len(table) == 1:
-        return table[0][0] != "J" or rules.jack_basra_points > 0
-    numerals = all(VALUE[card] for card in table)
-    total = sum(VALUE[card] for card in table)
-    small = total <= rules.seven_diamonds_basra_max_sum
-    if rules.seven_diamonds_mode == "sweep" and numerals and small:
+    sweep_max = rules.seven_diamonds_basra_max_sum if rules.seven_diamonds_mode == "sweep" else 0
+    ranks = "".join(sorted(card[0] for card in table))
+    return rank_danger(ranks, rules.jack_basra_points > 0, sweep_max)
+
+
+@lru_cache(maxsize=1 << 16)
+def rank_danger(ranks: str, jack_basra: bool, sweep_max: int) -> bool:
+    """danger() on the table's ranks (suits do not matter to it), memoised."""
+    if len(ranks) == 1:
+        return ranks != "J" or jack_basra
+    cards = tuple(rank + "C" for rank in ranks)
+    numerals = all(VALUE[card] for card in cards)
+    if numerals and sum(VALUE[card] for card in cards) <= sweep_max:
         return True
-    return clears_as_some_rank(tuple(table))
+    return clears_as_some_rank(cards)
 
 
-def move_worth(move: Move, table: list[str], rules: Rules) -> float:
+def move_worth(move: Move, table: list[str], rules: Rules, points: dict[str, int]) -> float:
     """The playout policy's score of a move: points now, cards towards the majority,
     scoring cards kept, and no easy basra left to the next seat."""
     if move.capture:
-        taken = (*move.capture, move.card)
-        worth = move.basra_points + CARD_WEIGHT * len(taken)
-        if rules.card_points:
-            worth += card_points(taken)
+        worth = move.basra_points + CARD_WEIGHT * (len(move.capture) + 1) + points[move.card]
+        for card in move.capture:
+            worth += points[card]
         left = [card for card in table if card not in move.capture]
     else:
         worth = -hold_value(move.card, rules)
@@ -89,12 +100,13 @@ def playout(state: State, move: Move, side: int, rng: random.Random, noise: floa
     `noise` (in points) randomises the policy's choices."""
     rules = state.rules
     seats = state.seats
+    worth_of = POINTS if rules.card_points else NO_POINTS
     hands = [list(hand) for hand in state.hands]
     table = list(state.table)
     stock = list(state.stock)
     cards = [len(pile) for pile in state.captured]
     points = [
-        sum(p for _, p in records) + (card_points(pile) if rules.card_points else 0)
+        sum(p for _, p in records) + sum(worth_of[card] for card in pile)
         for pile, records in zip(state.captured, state.basras)
     ]
     last = state.last_capturer
@@ -106,9 +118,10 @@ def playout(state: State, move: Move, side: int, rng: random.Random, noise: floa
         if move is None:
             best = None
             best_worth = 0.0
+            frozen = tuple(table)
             for card in hand:
-                for option in card_moves(card, tuple(table), rules, final):
-                    worth = move_worth(option, table, rules) + noise * rng.random()
+                for option in card_moves(card, frozen, rules, final):
+                    worth = move_worth(option, table, rules, worth_of) + noise * rng.random()
                     if best is None or worth > best_worth:
                         best, best_worth = option, worth
             move = best
@@ -118,9 +131,8 @@ def playout(state: State, move: Move, side: int, rng: random.Random, noise: floa
             table = [card for card in table if card not in taken]
             mover = side_of(turn)
             cards[mover] += len(move.capture) + 1
-            points[mover] += move.basra_points
-            if rules.card_points:
-                points[mover] += card_points((*move.capture, move.card))
+            points[mover] += move.basra_points + worth_of[move.card]
+            points[mover] += sum(worth_of[card] for card in move.capture)
             last = turn
         else:
             table.append(move.card)
@@ -133,18 +145,23 @@ def playout(state: State, move: Move, side: int, rng: random.Random, noise: floa
             stock = stock[per_deal:]
             turn = (state.dealer + 1) % seats
         final = not stock and sum(map(len, hands)) == 1
-    return round_difference(state, cards, points, table, last, side)
+    return round_difference(state, cards, points, table, last, side, worth_of)
 
 
 def round_difference(
-    state: State, cards: list[int], points: list[int], table: list[str], last, side: int
+    state: State,
+    cards: list[int],
+    points: list[int],
+    table: list[str],
+    last: int | None,
+    side: int,
+    worth_of: dict[str, int],
 ) -> float:
     """The finished round's total for `side` minus the other side's (spec §7, §8)."""
     rules = state.rules
     sweeper = side_of(state.dealer if last is None else last)
     cards[sweeper] += len(table)
-    if rules.card_points:
-        points[sweeper] += card_points(tuple(table))
+    points[sweeper] += sum(worth_of[card] for card in table)
     leader = max(range(SIDES), key=cards.__getitem__)
     if cards.count(cards[leader]) == 1:
         points[leader] += rules.majority_points + state.carry
