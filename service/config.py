@@ -18,6 +18,8 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "REDIS_URL": (None, optional_text),
     "MAX_BODY_BYTES": (64 * 1024, int),
     "READY_TIMEOUT_SECONDS": (0.5, float),
+    "SESSION_TTL_SECONDS": (86400.0, float),
+    "LONG_POLL_SECONDS": (25.0, float),
     "BENCH_ECHO": (False, flag),
 }
 

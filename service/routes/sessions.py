@@ -1,0 +1,182 @@
+"""Hosted sessions over HTTP: parse -> service.sessions -> write, nothing else."""
+
+from typing import Any
+
+import flask
+import orjson
+from webargs import core
+
+from service.errors import (
+    BadRequestBody,
+    ProblemApi,
+    UnsupportedBody,
+    invalid,
+    problem,
+)
+from service.json import dumps, has_body
+from service.routes import Blueprint
+from service.schemas import (
+    CreateSessionRequest,
+    CreateSessionResponse,
+    SessionEventSchema,
+    SessionEventsQuery,
+    SessionMoveRequest,
+    SessionMoveResponse,
+    SessionResponse,
+)
+from service.sessions import Sessions, SessionUnavailable, StaleVersion
+from service.store import StoreUnavailable, open_store
+
+blp = Blueprint(
+    "sessions",
+    __name__,
+    url_prefix="/v1/sessions",
+    description="Hosted sessions: the server keeps the state; each seat holds a token and "
+    "sees only its own view.",
+)
+
+DEFAULT_LONG_POLL_SECONDS = 25.0
+IDEMPOTENCY_KEY = "Idempotency-Key"
+MAX_KEY_LENGTH = 255
+SEAT_TOKEN = [{"seatToken": []}]
+KEY_PARAMETER = {
+    "in": "header",
+    "name": IDEMPOTENCY_KEY,
+    "required": False,
+    "schema": {"type": "string", "maxLength": MAX_KEY_LENGTH},
+    "description": "a retry carrying the same key and body gets the first answer and is not "
+    "applied again; the same key with another body is a 422. Keys expire with the session.",
+}
+FAILURES = (401, 404, 503)
+
+
+def sessions() -> Sessions:
+    return flask.current_app.extensions["sessions"]
+
+
+def answer(body: Any, status: int = 200) -> flask.Response:
+    return flask.Response(dumps(body), status=status, mimetype="application/json")
+
+
+def authorization() -> str | None:
+    return flask.request.headers.get("Authorization")
+
+
+def idempotency_key() -> str | None:
+    key = flask.request.headers.get(IDEMPOTENCY_KEY)
+    if key is not None and not 0 < len(key) <= MAX_KEY_LENGTH:
+        raise invalid(IDEMPOTENCY_KEY, f"must be 1 to {MAX_KEY_LENGTH} characters")
+    return key
+
+
+def json_body() -> object:
+    """The request's JSON, read only once the session and token are known good (so the
+    contract's order of checks holds); no body reads as None."""
+    request = flask.request
+    if not has_body(request):
+        return None
+    if not core.is_json(request.mimetype):
+        raise UnsupportedBody(request.mimetype)
+    try:
+        return orjson.loads(request.get_data(cache=True))
+    except orjson.JSONDecodeError as error:
+        raise BadRequestBody(f"malformed JSON body: {error}") from error
+
+
+def failures(*statuses: int):
+    def decorate(view):
+        for status in sorted({*FAILURES, *statuses}, reverse=True):
+            view = blp.alt_response(status, response="PROBLEM")(view)
+        return view
+
+    return decorate
+
+
+@blp.route("", methods=["POST"])
+@blp.arguments(CreateSessionRequest)
+@blp.response(201, CreateSessionResponse)
+@blp.doc(parameters=[KEY_PARAMETER])
+@blp.alt_response(503, response="PROBLEM")
+def create(body: dict[str, Any]) -> flask.Response:
+    """Start a hosted game. Bot seats that move first have moved already (version > 0).
+    Human seats get their token here, once."""
+    return answer(sessions().create(body, idempotency_key()), 201)
+
+
+@blp.route("/<session_id>", methods=["GET"])
+@blp.response(200, SessionResponse)
+@blp.doc(security=SEAT_TOKEN)
+@failures()
+def read(session_id: str) -> flask.Response:
+    """The session as the token's seat sees it, with its legal moves when it is its turn."""
+    return answer(sessions().read(session_id, authorization()))
+
+
+@blp.route("/<session_id>", methods=["DELETE"])
+@blp.response(204)
+@blp.doc(security=SEAT_TOKEN)
+@failures()
+def delete(session_id: str) -> flask.Response:
+    """End the session (any seat's token); it is a 404 from then on."""
+    sessions().delete(session_id, authorization())
+    return flask.Response(status=204)
+
+
+@blp.route("/<session_id>/moves", methods=["POST"])
+@blp.response(200, SessionMoveResponse)
+@blp.doc(
+    security=SEAT_TOKEN,
+    parameters=[KEY_PARAMETER],
+    requestBody={
+        "required": True,
+        "content": {"application/json": {"schema": SessionMoveRequest}},
+    },
+)
+@failures(403, 409, 422)
+def move(session_id: str) -> flask.Response:
+    """Play the token's seat's move. Checks run in this order: session (404), token (401),
+    version (409, with the current `version` in the problem), turn (403), legality (422).
+    The answer includes the bots' replies up to the next human turn; `version` grows by one
+    per applied move."""
+    sessions_ = sessions()
+    seated = sessions_.seated(session_id, authorization())
+    key = idempotency_key()
+    return answer(sessions_.move(seated, json_body(), key))
+
+
+@blp.route("/<session_id>/events", methods=["GET"])
+@blp.arguments(SessionEventsQuery, location="query")
+@blp.response(200, SessionEventSchema(many=True))
+@blp.doc(security=SEAT_TOKEN)
+@failures()
+def events(query: dict[str, Any], session_id: str) -> flask.Response:
+    """The events of the moves after version `after`, each tagged with its `version`, as a
+    JSON array. When there are none yet it waits (long poll) until one arrives or the bound
+    (LONG_POLL_SECONDS) passes, then answers []."""
+    return answer(sessions().events(session_id, authorization(), query["after"]))
+
+
+def stale_problem(error: StaleVersion) -> flask.Response:
+    response = problem(409, error.detail)
+    response.set_data(dumps({**orjson.loads(response.get_data()), "version": error.version}))
+    return response
+
+
+def unavailable(error: StoreUnavailable) -> flask.Response:
+    flask.current_app.logger.warning("session store unavailable: %s", error)
+    failure = SessionUnavailable("the session store is unavailable; retry shortly")
+    return problem(failure.status, failure.detail, headers=failure.headers)
+
+
+def install(app: flask.Flask, api: ProblemApi) -> None:
+    """Hosted sessions on `app`: the store its config selects, the routes, their errors."""
+    store = open_store(app.config)
+    long_poll = float(app.config.get("LONG_POLL_SECONDS", DEFAULT_LONG_POLL_SECONDS))
+    app.extensions["sessions"] = Sessions(store, long_poll)
+    api.spec.components.security_scheme(
+        "seatToken",
+        {"type": "http", "scheme": "bearer", "description": "a seat token from POST /v1/sessions"},
+    )
+    api.register_blueprint(blp)
+    app.register_error_handler(StaleVersion, stale_problem)
+    app.register_error_handler(StoreUnavailable, unavailable)
