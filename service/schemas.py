@@ -69,6 +69,8 @@ class RulesSchema(Schema):
 
 
 class MoveSchema(Schema):
+    """A move to play; a move as legal-moves wrote it is accepted back as it is."""
+
     card = CardField(required=True, metadata={"description": "a card from the mover's hand"})
     capture = cards(
         metadata={
@@ -76,6 +78,9 @@ class MoveSchema(Schema):
             "omitted when the card has exactly one legal outcome"
         }
     )
+    basra = fields.Boolean(metadata={"description": "ignored: the server works it out"})
+    basra_points = fields.Integer(metadata={"description": "ignored"})
+    points = fields.Integer(metadata={"description": "ignored"})
 
 
 class BasraSchema(Schema):

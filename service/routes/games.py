@@ -49,8 +49,9 @@ def read_state(game: Game, data: object) -> Any:
 
 
 def read_move(game: Game, state: Any, data: Mapping[str, Any]) -> Any:
+    named = {key: data[key] for key in ("card", "capture") if key in data}
     try:
-        return game.read_move(state, dict(data))
+        return game.read_move(state, named)
     except GameError as error:
         raise invalid(under("move", error.path), error.reason) from error
 
