@@ -1,0 +1,183 @@
+"""Computer players: legal, deterministic, blind to hidden cards, and stronger by level."""
+
+import random
+from argparse import Namespace
+
+import pytest
+
+from engine.basra import State
+from engine.bots import LEVELS, choose_move, hint
+from engine.bots.arena import play_match, run, wilson
+from engine.game import get_game
+from tests.engine.builders import LEVANTINE, build, cards, single_play
+
+GAME = get_game("basra")
+CONFIGS = [(preset, seats) for preset in ("levantine", "egyptian") for seats in (2, 4)]
+
+
+def positions(preset: str, seats: int, count: int, seed: str) -> list[State]:
+    """`count` positions spread over a match played with random moves."""
+    rng = random.Random(seed)
+    state = GAME.new({"preset": preset}, seats, seed)
+    found = []
+    while GAME.to_move(state) is not None and len(found) < count:
+        if rng.random() < 0.15:
+            found.append(state)
+        state, _ = GAME.apply(state, rng.choice(GAME.legal_moves(state)))
+    return found
+
+
+def hidden_shuffle(state: State, seat: int, rng: random.Random) -> State:
+    """The same state as `seat` sees it, with every card it cannot see moved around and
+    another seed: the other hands and the stock hold different cards."""
+    unseen = [*(c for s, hand in enumerate(state.hands) if s != seat for c in hand), *state.stock]
+    rng.shuffle(unseen)
+    hands = []
+    for other, hand in enumerate(state.hands):
+        if other == seat:
+            hands.append(hand)
+        else:
+            hands.append(tuple(sorted(unseen[: len(hand)])))
+            unseen = unseen[len(hand) :]
+    return state._replace(hands=tuple(hands), stock=tuple(unseen), seed="another seed")
+
+
+@pytest.mark.parametrize(("preset", "seats"), CONFIGS)
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_level_plays_a_legal_move(preset: str, seats: int, level: str) -> None:
+    found = positions(preset, seats, 12 if level == "expert" else 60, f"legal/{preset}/{seats}")
+    assert len(found) >= 12
+    for index, state in enumerate(found):
+        legal = GAME.legal_moves(state)
+        move, alternatives = hint(GAME, state, level, f"seed {index}")
+        assert move in legal
+        assert [alternative for alternative, _ in alternatives] == legal
+        assert all(isinstance(value, float) for _, value in alternatives)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_same_seed_same_decision(level: str) -> None:
+    for index, state in enumerate(positions("levantine", 2, 6, "determinism")):
+        first = hint(GAME, state, level, f"s{index}")
+        assert hint(GAME, state, level, f"s{index}") == first
+        assert choose_move(GAME, state, level, f"s{index}") == first[0]
+
+
+def test_random_level_depends_on_its_seed() -> None:
+    state = single_play(LEVANTINE, cards("KS"), cards("2H 3H 4H 5H"))
+    chosen = {choose_move(GAME, state, "random", str(seed)).card for seed in range(40)}
+    assert chosen == {"2H", "3H", "4H", "5H"}
+
+
+def test_determinize_keeps_what_the_seat_knows() -> None:
+    for state in positions("levantine", 4, 8, "determinize"):
+        seat = GAME.to_move(state)
+        world = GAME.determinize(state, seat, random.Random(7))
+        assert GAME.view(world, seat) == GAME.view(state, seat)
+        assert GAME.write(GAME.read(GAME.write(world))) == GAME.write(world)
+        other = hidden_shuffle(state, seat, random.Random(3))
+        assert GAME.determinize(other, seat, random.Random(7)) == world
+
+
+def test_determinize_deals_the_unseen_cards_anew() -> None:
+    state = positions("levantine", 2, 1, "anew")[0]
+    seat = GAME.to_move(state)
+    worlds = {GAME.determinize(state, seat, random.Random(seed)).stock for seed in range(5)}
+    assert len(worlds) == 5
+
+
+@pytest.mark.parametrize(("preset", "seats"), CONFIGS)
+@pytest.mark.parametrize("level", LEVELS)
+def test_decision_ignores_cards_the_seat_cannot_see(preset: str, seats: int, level: str) -> None:
+    rng = random.Random(f"{preset}{seats}{level}")
+    for index, state in enumerate(positions(preset, seats, 4, f"hidden/{preset}/{seats}")):
+        seat = GAME.to_move(state)
+        other = hidden_shuffle(state, seat, rng)
+        assert other.hands != state.hands or other.stock != state.stock
+        assert GAME.view(other, seat) == GAME.view(state, seat)
+        assert hint(GAME, other, level, f"h{index}") == hint(GAME, state, level, f"h{index}")
+
+
+def test_unknown_level_is_a_value_error() -> None:
+    state = GAME.new({"preset": "levantine"}, 2, "unknown")
+    with pytest.raises(ValueError, match="unknown level"):
+        choose_move(GAME, state, "grandmaster", "seed")
+
+
+def test_no_move_once_the_match_is_over() -> None:
+    state = GAME.new({"preset": "levantine"}, 2, "over")
+    while GAME.to_move(state) is not None:
+        state, _ = GAME.apply(state, GAME.legal_moves(state)[0])
+    with pytest.raises(ValueError, match="over"):
+        choose_move(GAME, state, "greedy", "seed")
+
+
+def test_greedy_takes_the_basra() -> None:
+    # 5H takes 2S 3S (2 cards, no basra); 9C clears 4D 5D... only with the 2S 3S left over.
+    state = single_play(LEVANTINE, cards("4D 5C"), cards("9C 5H KS"))
+    move, alternatives = hint(GAME, state, "greedy", "g")
+    assert (move.card, move.basra) == ("9C", True)
+    assert dict((m.card, v) for m, v in alternatives)["9C"] == 10.0
+
+
+def test_greedy_takes_most_cards_then_scoring_cards() -> None:
+    state = single_play(LEVANTINE, cards("3S 4S 7C KH"), cards("7H 3D QS"))
+    assert choose_move(GAME, state, "greedy", "g") == GAME.read_move(
+        state, {"card": "7H", "capture": ["7C", "3S", "4S"]}
+    )
+    state = single_play(LEVANTINE, cards("KH QH"), cards("TD 2C AS 6S"))
+    assert choose_move(GAME, state, "greedy", "g").card == "6S"
+
+
+def test_greedy_keeps_its_jack_when_a_numeral_takes_as_much() -> None:
+    state = single_play(LEVANTINE, cards("5S"), cards("JH 5H 9C"))
+    assert choose_move(GAME, state, "greedy", "g").card == "5H"
+
+
+def test_expert_avoids_leaving_a_basra() -> None:
+    # An empty table: whichever card is laid lies alone, a basra for its rank. Three of
+    # the ten unseen cards are nines and none is a four, so the 9 is bait, the 4 is safe.
+    state = build(
+        LEVANTINE,
+        hands=[cards("4H 9S"), cards("QS KS")],
+        table=(),
+        dealer=1,
+        turn=0,
+        stock=cards("9C 9D 9H AC 3C 5C 6C 8C"),
+    )
+    move, alternatives = hint(GAME, state, "expert", "x")
+    assert move.card == "4H"
+    values = {m.card: v for m, v in alternatives}
+    assert values["4H"] > values["9S"]
+
+
+def test_wilson_interval() -> None:
+    low, high = wilson(240, 400)
+    assert low == pytest.approx(0.5511, abs=1e-3)
+    assert high == pytest.approx(0.6472, abs=1e-3)
+    assert wilson(0, 10)[0] == 0.0
+
+
+def test_arena_match_is_reproducible() -> None:
+    first = play_match("basra", "greedy", "random", "levantine", 2, "repro", 3)
+    again = play_match("basra", "greedy", "random", "levantine", 2, "repro", 3)
+    assert (first.a_won, first.rounds, first.points) == (again.a_won, again.rounds, again.points)
+    assert first.rounds >= 1
+    assert len(first.times["a"]) == len(again.times["a"]) > 0
+
+
+def arena(a: str, b: str, matches: int, seed: str) -> float:
+    args = Namespace(
+        game="basra", a=a, b=b, matches=matches, preset="levantine", seats=2, jobs=1, seed=seed
+    )
+    tally = run(args)
+    assert tally.matches == matches
+    return tally.a_wins / matches
+
+
+def test_greedy_beats_random() -> None:
+    assert arena("greedy", "random", 40, "greedy-random") >= 0.75
+
+
+def test_expert_beats_random() -> None:
+    assert arena("expert", "random", 10, "expert-random") >= 0.9
