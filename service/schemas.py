@@ -221,6 +221,39 @@ class CatalogueResponse(Schema):
     games = fields.List(fields.Nested(GameCatalogueSchema), required=True)
 
 
+class HintRequest(StateRequest):
+    level = fields.String(
+        load_default="expert",
+        validate=validate.OneOf(LEVELS),
+        metadata={"description": "which computer player advises (default expert)"},
+    )
+    seed = fields.String(
+        metadata={"description": "the bot's randomness; the same state, level and seed give the "
+                  "same hint. Drawn at random when omitted."}
+    )  # fmt: skip
+
+
+class HintAlternativeSchema(Schema):
+    move = fields.Nested(LegalMoveSchema, required=True)
+    value = fields.Float(
+        required=True,
+        metadata={
+            "description": "the bot's estimate for the mover: expert the mean round point "
+            "difference of its playouts, greedy the immediate points, random the chance"
+        },
+    )
+
+
+class HintResponse(Schema):
+    move = fields.Nested(LegalMoveSchema, required=True, metadata={"description": "the advice"})
+    alternatives = fields.List(
+        fields.Nested(HintAlternativeSchema),
+        required=True,
+        metadata={"description": "every legal move the bot weighed, in legal-moves order"},
+    )
+    level = fields.String(required=True)
+
+
 class SessionSeatRequest(Schema):
     type = fields.String(required=True, validate=validate.OneOf(["human", "bot"]))
     level = fields.String(
