@@ -33,4 +33,6 @@ def open_store(config: Mapping[str, Any]) -> SessionStore:
     """The store the configuration asks for: REDIS_URL selects Redis."""
     ttl = float(config.get("SESSION_TTL_SECONDS", DEFAULT_TTL_SECONDS))
     url = config.get("REDIS_URL")
-    return RedisStore(url, ttl) if url else MemoryStore(ttl)
+    if not url:
+        return MemoryStore(ttl)
+    return RedisStore(url, ttl, float(config.get("READY_TIMEOUT_SECONDS", 0.5)))

@@ -88,7 +88,7 @@ def reachable() -> Iterator[None]:
 
 
 class RedisStore(SessionStore):
-    def __init__(self, url: str, ttl: float) -> None:
+    def __init__(self, url: str, ttl: float, ready_timeout: float = CONNECT_TIMEOUT) -> None:
         super().__init__(ttl)
         self.client = redis.Redis.from_url(
             url,
@@ -97,6 +97,10 @@ class RedisStore(SessionStore):
             socket_connect_timeout=CONNECT_TIMEOUT,
             retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 1),
             health_check_interval=30,
+        )
+        # Its own connection and short timeouts: a readiness probe must answer fast.
+        self._probe = redis.Redis.from_url(
+            url, socket_timeout=ready_timeout, socket_connect_timeout=ready_timeout
         )
         self._load = self.client.register_script(LOAD)
         self._commit = self.client.register_script(COMMIT)
@@ -186,12 +190,13 @@ class RedisStore(SessionStore):
 
     def ready(self) -> bool:
         try:
-            return bool(self.client.ping())
+            return bool(self._probe.ping())
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
             return False
 
     def close(self) -> None:
         self.client.close()
+        self._probe.close()
 
     def _read_events(self, session_id: str, after: int) -> list[str] | None:
         with reachable():

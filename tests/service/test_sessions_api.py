@@ -1,0 +1,403 @@
+"""Hosted sessions through real HTTP, against the in-process store and a real Redis."""
+
+import threading
+import time
+from collections import Counter
+
+import pytest
+import requests
+
+from tests.service.sessions_client import Seat, chosen, create, serve
+
+HUMANS = [{"type": "human"}, {"type": "human"}]
+VS_GREEDY = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
+
+
+@pytest.fixture(params=["memory", "redis"])
+def config(request) -> dict:
+    config = {"LONG_POLL_SECONDS": 2.0}
+    if request.param == "redis":
+        config["REDIS_URL"] = request.getfixturevalue("redis_url")
+    return config
+
+
+@pytest.fixture
+def base(config):
+    with serve(config) as url:
+        yield url
+
+
+def seats_of(base: str, answer: dict, received: list[bytes] | None = None) -> dict[int, Seat]:
+    return {
+        entry["seat"]: Seat(
+            base, answer["id"], entry["token"], [] if received is None else received
+        )
+        for entry in answer["seats"]
+        if "token" in entry
+    }
+
+
+def start(base: str, seats=HUMANS, **extra) -> tuple[dict, dict[int, Seat]]:
+    response = create(base, seats, **extra)
+    assert response.status_code == 201, response.text
+    return response.json(), seats_of(base, response.json())
+
+
+def play_until_over(seats: dict[int, Seat], version: int, limit: int = 5000) -> tuple[int, int]:
+    """Each seat plays a legal move on its turn until the match ends; returns the final
+    version and how many moves the humans made."""
+    for made in range(limit):
+        views = {seat: holder.get().json() for seat, holder in seats.items()}
+        assert {view["version"] for view in views.values()} == {version}
+        movers = [seat for seat, view in views.items() if view["moves"]]
+        if not movers:
+            assert all(view["view"]["status"] == "match_over" for view in views.values())
+            return version, made
+        (mover,) = movers
+        response = seats[mover].move(chosen(views[mover]["moves"], made), version)
+        assert response.status_code == 200, response.text
+        answer = response.json()
+        assert answer["version"] > version
+        assert [e["version"] for e in answer["events"]] == sorted(
+            e["version"] for e in answer["events"]
+        )
+        assert {e["version"] for e in answer["events"]} == set(
+            range(version + 1, answer["version"] + 1)
+        )
+        version = answer["version"]
+    raise AssertionError("the match did not end")
+
+
+# -- whole games ---------------------------------------------------------------------------
+
+
+def test_two_token_holders_play_a_whole_match(base):
+    created, seats = start(base, seed="two humans")
+    assert created["version"] == 0
+    assert [entry["seat"] for entry in created["seats"]] == [0, 1]
+    version, made = play_until_over(seats, 0)
+    assert version == made  # one version per applied move
+    events = seats[0].events(0).json()
+    assert sum(event["type"] == "move" for event in events) == version
+    assert events[-1]["type"] == "match_end"
+    final = [seat.get().json()["view"] for seat in seats.values()]
+    assert final[0]["scores"] == final[1]["scores"]
+    assert max(final[0]["scores"]) >= 121
+
+
+def test_a_human_plays_a_whole_match_against_the_greedy_bot(base):
+    created, seats = start(base, VS_GREEDY, seed="human vs bot")
+    assert created["seats"][1] == {"seat": 1, "type": "bot", "level": "greedy"}
+    assert set(seats) == {0}
+    version, made = play_until_over(seats, created["version"])
+    events = seats[0].events(0).json()
+    moves = [event for event in events if event["type"] == "move"]
+    assert len(moves) == version
+    assert Counter(event["seat"] for event in moves)[0] == made
+    assert Counter(event["seat"] for event in moves)[1] > 0
+    assert events[-1]["type"] == "match_end"
+
+
+def test_bots_that_move_first_have_moved_at_creation(base):
+    seats = [{"type": "bot", "level": "random"}, {"type": "human"}]
+    # The dealer is the last seat, so seat 0 (the bot) leads.
+    created, holders = start(base, seats, seed="bot leads")
+    assert created["version"] == 1
+    events = holders[1].events(0).json()
+    assert events[0]["type"] == "move" and events[0]["seat"] == 0
+    assert {event["version"] for event in events} == {1}
+    view = holders[1].get().json()
+    assert view["version"] == 1 and view["moves"]
+
+
+# -- concurrency, idempotency ----------------------------------------------------------------
+
+
+def test_of_64_concurrent_moves_on_one_version_exactly_one_is_applied(base):
+    _, seats = start(base, seed="race")
+    mover = seats[0].get().json()
+    move = chosen(mover["moves"], 0)
+    barrier = threading.Barrier(64)
+    results: list[requests.Response] = []
+
+    def submit() -> None:
+        seat = Seat(base, seats[0].url.rsplit("/", 1)[1], seats[0].token, [])
+        barrier.wait()
+        results.append(seat.move(move, 0))
+
+    threads = [threading.Thread(target=submit) for _ in range(64)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    statuses = Counter(response.status_code for response in results)
+    assert statuses == {200: 1, 409: 63}
+    assert all(r.json()["version"] == 1 for r in results if r.status_code == 409)
+    after = seats[1].get().json()
+    assert after["version"] == 1
+    assert after["view"]["hand_sizes"] == [3, 4]
+    assert [e["type"] for e in seats[1].events(0).json()].count("move") == 1
+
+
+def test_a_retried_move_gets_the_first_answer_and_is_applied_once(base):
+    _, seats = start(base, seed="retry")
+    move = chosen(seats[0].get().json()["moves"], 0)
+    first = seats[0].move(move, 0, key="move-1")
+    again = seats[0].move(move, 0, key="move-1")
+    assert first.status_code == again.status_code == 200
+    assert first.json() == again.json()
+    assert seats[1].get().json()["version"] == 1
+    other = seats[0].move({"card": move["card"]}, 0, key="move-1")
+    assert other.status_code == 422
+    assert "Idempotency-Key" in other.json()["errors"]
+    assert seats[1].get().json()["version"] == 1
+
+
+def test_a_retried_creation_gets_the_first_answer(base):
+    headers = {"Idempotency-Key": "create-1"}
+    body = {"game": "basra", "seats": HUMANS, "seed": "same"}
+    first = requests.post(f"{base}/v1/sessions", json=body, headers=headers, timeout=10)
+    again = requests.post(f"{base}/v1/sessions", json=body, headers=headers, timeout=10)
+    assert first.status_code == again.status_code == 201
+    assert first.json() == again.json()
+    changed = requests.post(
+        f"{base}/v1/sessions", json={**body, "seed": "other"}, headers=headers, timeout=10
+    )
+    assert changed.status_code == 422
+
+
+# -- what a seat may see ---------------------------------------------------------------------
+
+
+def test_nothing_sent_to_seat_0_names_a_card_in_seat_1s_hand(base):
+    received: list[bytes] = []
+    response = create(base, HUMANS, seed="leak scan")
+    received.append(response.content)
+    created = response.json()
+    zero = Seat(base, created["id"], created["seats"][0]["token"], received)
+    one = Seat(base, created["id"], created["seats"][1]["token"], [])
+    version, turn = 0, 0
+    while True:
+        hand = one.get().json()["view"]["hand"]
+        mark = len(received)
+        view = zero.get().json()
+        if view["view"]["status"] == "match_over":
+            break
+        mover = zero if view["moves"] else one
+        move = chosen(mover.get().json()["moves"], turn)
+        answer = mover.move(move, version)
+        assert answer.status_code == 200
+        if mover is one:
+            hand.remove(move["card"])  # on the table or in a pile now: public
+        zero.events(version)
+        version, turn = answer.json()["version"], turn + 1
+        sent = b"".join(received[mark:])
+        for card in hand:
+            assert f'"{card}"'.encode() not in sent, card
+            assert card.encode() not in sent.replace(b'"', b" "), card
+    everything = b"".join(received)
+    assert turn > 50
+    assert b"leak scan" not in everything
+    assert b'"stock":[' not in everything and b'"hands"' not in everything
+
+
+def test_a_seat_sees_its_own_hand_and_only_counts_of_the_rest(base):
+    created, seats = start(base, seed="views")
+    zero, one = seats[0].get().json(), seats[1].get().json()
+    assert (zero["seat"], one["seat"]) == (0, 1)
+    assert zero["id"] == created["id"]
+    assert zero["view"]["hand"] != one["view"]["hand"]
+    assert not set(zero["view"]["hand"]) & set(one["view"]["hand"])
+    for answer in (zero, one):
+        assert {"hands", "stock", "seed"}.isdisjoint(answer["view"])
+        assert answer["view"]["hand_sizes"] == [4, 4]
+        assert answer["view"]["stock_size"] == 40
+    assert zero["moves"] and one["moves"] == []
+
+
+# -- lifetime and errors ---------------------------------------------------------------------
+
+
+def test_an_idle_session_expires(config):
+    with serve({**config, "SESSION_TTL_SECONDS": 1.0}) as base:
+        _, seats = start(base, seed="short")
+        time.sleep(0.6)
+        assert seats[0].get().status_code == 200  # activity refreshes the TTL
+        time.sleep(0.6)
+        assert seats[1].get().status_code == 200
+        time.sleep(1.5)
+        gone = seats[0].get()
+        assert gone.status_code == 404
+        assert gone.headers["Content-Type"] == "application/problem+json"
+
+
+def test_delete_ends_the_session_for_every_seat(base):
+    _, seats = start(base, seed="bye")
+    response = seats[1].delete()
+    assert response.status_code == 204 and response.content == b""
+    for seat in seats.values():
+        assert seat.get().status_code == 404
+        assert seat.move({"card": "AS"}, 0).status_code == 404
+        assert seat.events(0).status_code == 404
+        assert seat.delete().status_code == 404
+
+
+def test_tokens_are_required_and_checked(base):
+    created, seats = start(base, seed="auth")
+    url = seats[0].url
+    missing = requests.get(url, timeout=10)
+    assert missing.status_code == 401
+    assert missing.headers["WWW-Authenticate"].startswith("Bearer")
+    assert missing.headers["Content-Type"] == "application/problem+json"
+    for header in ("Bearer nope", "Basic abc", "Bearer", seats[0].token):
+        answer = requests.get(url, headers={"Authorization": header}, timeout=10)
+        assert answer.status_code == 401, header
+        assert answer.headers["WWW-Authenticate"].startswith("Bearer")
+    _, others = start(base, seed="another")
+    foreign = requests.get(url, headers={"Authorization": f"Bearer {others[0].token}"}, timeout=10)
+    assert foreign.status_code == 401
+    for call in (
+        lambda: requests.post(f"{url}/moves", json={"move": {}, "version": 0}, timeout=10),
+        lambda: requests.get(f"{url}/events", timeout=10),
+        lambda: requests.delete(url, timeout=10),
+    ):
+        assert call().status_code == 401
+    assert len(seats[0].token) >= 22 and seats[0].token != seats[1].token
+    assert created["id"] not in (seats[0].token, seats[1].token)
+
+
+def test_an_unknown_session_is_404_before_the_token_is_looked_at(base):
+    unknown = Seat(base, "no-such-session", "whatever", [])
+    assert unknown.get().status_code == 404
+    assert unknown.move({"card": "AS"}, 99).status_code == 404
+    assert unknown.events(0).status_code == 404
+    assert requests.get(f"{base}/v1/sessions/no-such-session", timeout=10).status_code == 404
+
+
+def test_checks_run_in_order_version_then_turn_then_legality(base):
+    _, seats = start(base, seed="order")
+    hand_one = seats[1].get().json()["view"]["hand"]
+    # Stale version and everything else wrong too: 409, carrying the current version.
+    stale = seats[1].move({"card": "nonsense"}, 5)
+    assert stale.status_code == 409
+    assert stale.json()["version"] == 0
+    assert stale.headers["Content-Type"] == "application/problem+json"
+    # Right version, wrong seat, illegal move: 403.
+    assert seats[1].move({"card": hand_one[0], "capture": ["XX"]}, 0).status_code == 403
+    # Right version and seat, a card not in hand: 422 naming the field.
+    hand_zero = seats[0].get().json()["view"]["hand"]
+    illegal = seats[0].move({"card": hand_one[0], "capture": []}, 0)
+    assert illegal.status_code == 422
+    assert "move.card" in illegal.json()["errors"]
+    assert hand_one[0] not in hand_zero
+    bad_capture = seats[0].move({"card": hand_zero[0], "capture": ["2C", "2C"]}, 0)
+    assert bad_capture.status_code == 422
+    assert seats[0].get().json()["version"] == 0
+
+
+def test_bad_bodies_are_problems_naming_the_field(base):
+    _, seats = start(base, seed="bodies")
+    url = f"{seats[0].url}/moves"
+    http = seats[0].http
+    cases = [
+        ({"move": {"card": "AS"}}, "version"),
+        ({"move": {"card": "AS"}, "version": "0"}, "version"),
+        ({"version": 0}, "move"),
+        ({"move": {"card": "ZZ"}, "version": 0}, "move.card"),
+        ({"move": "AS", "version": 0}, "move"),
+    ]
+    for body, path in cases:
+        answer = http.post(url, json=body, timeout=10)
+        assert answer.status_code == 422, body
+        assert path in answer.json()["errors"], (body, answer.json())
+    assert http.post(url, data="{", headers={"Content-Type": "application/json"}).status_code == 400
+    assert http.post(url, data="x", headers={"Content-Type": "text/plain"}).status_code == 415
+    assert http.post(url, timeout=10).status_code == 422
+    creations = [
+        ({"seats": [{"type": "human"}]}, "seats"),
+        ({"seats": [{"type": "human"}] * 3}, "seats"),
+        ({"seats": [{"type": "bot", "level": "greedy"}] * 2}, "seats"),
+        ({"seats": [{"type": "human"}, {"type": "bot"}]}, "seats.1.level"),
+        ({"seats": [{"type": "human"}, {"type": "bot", "level": "god"}]}, "seats.1.level"),
+        ({"seats": [{"type": "human"}, {"type": "alien"}]}, "seats.1.type"),
+        ({"seats": HUMANS, "rules": {"preset": "martian"}}, "rules.preset"),
+        ({"seats": HUMANS, "game": "chess"}, "game"),
+        ({}, "seats"),
+    ]
+    for body, path in creations:
+        answer = requests.post(f"{base}/v1/sessions", json=body, timeout=10)
+        assert answer.status_code == 422, body
+        assert path in answer.json()["errors"], (body, answer.json())
+
+
+def test_a_finished_match_takes_no_more_moves(base):
+    _, seats = start(base, seed="short match", rules={"target_score": 1})
+    version, _ = play_until_over(seats, 0)
+    assert seats[0].move({"card": "AS"}, version).status_code == 403
+
+
+# -- events ------------------------------------------------------------------------------------
+
+
+def test_events_come_at_once_when_there_are_some(base):
+    _, seats = start(base, seed="events")
+    move = chosen(seats[0].get().json()["moves"], 0)
+    assert seats[0].move(move, 0).status_code == 200
+    started = time.monotonic()
+    events = seats[1].events(0).json()
+    assert time.monotonic() - started < 1.5
+    assert events[0] == {"type": "move", "seat": 0, "version": 1, **move}
+    assert seats[1].events(1).json() == []  # after waiting LONG_POLL_SECONDS
+
+
+def test_a_long_poll_wakes_when_the_other_seat_moves(base):
+    _, seats = start(base, seed="wake")
+    move = chosen(seats[0].get().json()["moves"], 0)
+    got: list = []
+    waiter = threading.Thread(target=lambda: got.append(seats[1].events(0)))
+    started = time.monotonic()
+    waiter.start()
+    time.sleep(0.3)
+    assert seats[0].move(move, 0).status_code == 200
+    waiter.join()
+    assert time.monotonic() - started < 1.9
+    assert got[0].status_code == 200
+    assert got[0].json()[0]["card"] == move["card"]
+
+
+def test_an_empty_long_poll_is_bounded(base):
+    _, seats = start(base, seed="bounded")
+    started = time.monotonic()
+    answer = seats[0].events(0)
+    assert answer.status_code == 200 and answer.json() == []
+    assert 1.8 < time.monotonic() - started < 6
+    assert seats[0].http.get(f"{seats[0].url}/events?after=-1").status_code == 422
+
+
+# -- Redis going away --------------------------------------------------------------------------
+
+
+def test_redis_stopping_is_a_503_and_the_app_recovers_when_it_returns(redis_server, redis_url):
+    with serve({"REDIS_URL": redis_url, "LONG_POLL_SECONDS": 1.0}) as base:
+        _, seats = start(base, seed="outage")
+        redis_server.stop()
+        try:
+            for answer in (
+                seats[0].get(),
+                seats[0].move({"card": "AS"}, 0),
+                seats[0].events(0),
+                create(base, HUMANS),
+                requests.get(f"{base}/readyz", timeout=10),
+            ):
+                assert answer.status_code == 503, answer.text
+                assert answer.headers["Content-Type"] == "application/problem+json"
+                assert int(answer.headers["Retry-After"]) >= 1
+        finally:
+            redis_server.start()
+        assert requests.get(f"{base}/readyz", timeout=10).status_code == 200
+        # The server kept no data (no persistence), so the old session is gone...
+        assert seats[0].get().status_code == 404
+        # ...and new ones work without restarting the app.
+        _, fresh = start(base, seed="after outage")
+        move = chosen(fresh[0].get().json()["moves"], 0)
+        assert fresh[0].move(move, 0).status_code == 200
