@@ -39,7 +39,7 @@ class Rules:
         if not isinstance(data, dict):
             raise RulesError("rules", "must be an object")
         name = data.get("preset", "levantine")
-        if name not in PRESETS:
+        if not isinstance(name, str) or name not in PRESETS:
             raise RulesError("preset", f"unknown preset {name!r}; known: {sorted(PRESETS)}")
         overrides = {key: value for key, value in data.items() if key != "preset"}
         for key, value in overrides.items():
