@@ -8,9 +8,19 @@ from gunicorn import glogging
 
 wsgi_app = "service.wsgi:app"
 bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
-worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
-# The rules engine is CPU-bound: one process per core; threads cover slow clients and I/O.
-workers = int(os.environ.get("WEB_CONCURRENCY", os.cpu_count() or 1))
+# Long polls (GET /v1/sessions/{id}/events) wait up to LONG_POLL_SECONDS. Under gevent a
+# waiting client costs a greenlet and a socket, not a thread, so thousands can wait while
+# moves are served; redis-py and the in-process store's locks cooperate once gevent has
+# monkey-patched the worker. GUNICORN_WORKER_CLASS=gthread restores threads (GUNICORN_THREADS).
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gevent")
+worker_connections = int(os.environ.get("GUNICORN_WORKER_CONNECTIONS", "1000"))
+# The rules engine is CPU-bound: one process per core. Without REDIS_URL hosted sessions live
+# in one process's memory (the in-process store), so then there is exactly one worker.
+workers = (
+    int(os.environ.get("WEB_CONCURRENCY", os.cpu_count() or 1))
+    if os.environ.get("REDIS_URL")
+    else 1
+)
 threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 10
