@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): engine speed, HTTP throughput, hosted sessions."""
