@@ -90,7 +90,8 @@ def read_state(data: object) -> State:
     try:
         rules = Rules.from_json(data["rules"])
     except RulesError as error:
-        raise StateError(f"rules.{error.path}", error.reason) from error
+        path = "rules" if error.path == "rules" else f"rules.{error.path}"
+        raise StateError(path, error.reason) from error
     seats = data["seats"]
     try:
         rules.check_seats(seats)
