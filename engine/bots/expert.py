@@ -18,8 +18,11 @@ NOISE = 2.0
 
 
 def expert_player(
-    game: Game, state: Any, seed: str, iterations: int = ITERATIONS
+    game: Game, state: Any, seed: str, iterations: int | None = None
 ) -> tuple[Any, list[tuple[Any, float]]]:
+    """The move with the best mean playout value over `iterations` deals (default
+    ITERATIONS), and every legal move with its mean."""
+    iterations = iterations or ITERATIONS
     moves = game.legal_moves(state)
     seat = game.to_move(state)
     side = game.side_of(seat)
