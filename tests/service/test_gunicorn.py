@@ -30,7 +30,7 @@ def wait_until_live(base: str, server: subprocess.Popen, deadline: float = 20.0)
         try:
             if requests.get(f"{base}/livez", timeout=1).status_code == 200:
                 return
-        except requests.ConnectionError:
+        except requests.RequestException:
             time.sleep(0.1)
     raise TimeoutError("gunicorn did not come up")
 
