@@ -10,7 +10,17 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.basra import MoveError, Rules, State, apply, legal_moves, new_game, read_move, view
+from engine.basra import (
+    MoveError,
+    Rules,
+    State,
+    apply,
+    legal_moves,
+    new_game,
+    read_move,
+    score,
+    view,
+)
 from engine.basra.moves import Move, canonical, card_moves
 from engine.cards import DECK, VALUE, sort_cards
 from tests.engine.builders import rules_with
@@ -100,16 +110,58 @@ def random_match(state: State, rng: random.Random):
     raise AssertionError("the match did not end")
 
 
+def check_turn(before: State, move: Move, after: State, events: list[dict[str, Any]]) -> None:
+    kinds = {event["type"] for event in events}
+    if kinds & {"deal", "round_end"}:
+        return
+    assert after.turn == (before.turn + 1) % before.seats
+    if move.capture:
+        assert after.last_capturer == before.turn
+        assert after.table == tuple(c for c in before.table if c not in move.capture)
+    else:
+        assert after.last_capturer == before.last_capturer
+        assert after.table == (*before.table, move.card)
+
+
+def hidden_cards(state: State) -> set[str]:
+    return {*state.stock, *(card for hand in state.hands for card in hand)}
+
+
+def check_events_hide_cards(
+    before: State, move: Move, after: State, events: list[dict[str, Any]]
+) -> None:
+    """Events name only public cards: those of the round they describe, and for a new
+    round's deal only its table."""
+    old_round_secret = hidden_cards(before) - {move.card}
+    if after.round == before.round:
+        old_round_secret &= hidden_cards(after)
+    for event in events:
+        new_round = event["type"] == "deal" and event["round"] != before.round
+        secret = hidden_cards(after) if new_round else old_round_secret
+        text = json.dumps(event)
+        assert not [card for card in secret if f'"{card}"' in text], event
+
+
+def check_running_score(state: State) -> None:
+    for side in score(state):
+        items = ("majority", "jacks", "aces", "two_clubs", "ten_diamonds", "basras")
+        assert side["total"] == sum(side[item] for item in items)
+        assert (side["majority"] > 0) <= (side["cards"] * 2 > len(DECK))
+
+
 @PROPERTY
 @given(games(), movers)
 def test_random_matches_keep_every_invariant(state: State, rng: random.Random) -> None:
     recorded = [0, 0]
     round_trip(state)
-    for before, _, after, events in random_match(state, rng):
+    for before, move, after, events in random_match(state, rng):
         moves = legal_moves(before)
         assert len(moves) == len(set(moves)), "duplicate legal moves"
         assert every_card_once(after)
         round_trip(after)
+        check_turn(before, move, after, events)
+        check_events_hide_cards(before, move, after, events)
+        check_running_score(after)
         for event in events:
             if event["type"] == "basra":
                 recorded[event["side"]] += event["points"]
@@ -138,6 +190,24 @@ def test_same_seed_and_moves_give_the_same_game(state: State, mover: int, length
         replay, events = apply(replay, {"card": move.card, "capture": list(move.capture)})
         assert replay.to_json() == expected_state
         assert events == expected_events
+
+
+@PROPERTY
+@given(games(), movers)
+def test_a_state_without_a_seed_deals_its_next_round_from_itself(
+    state: State, rng: random.Random
+) -> None:
+    """Contract: a state without a seed is valid and its next deal derives from the state."""
+    for before, _, after, events in random_match(state, rng):
+        if any(event["type"] == "round_end" for event in events) and after.status == "playing":
+            seedless = State.from_json({k: v for k, v in before.to_json().items() if k != "seed"})
+            move = {"card": events[0]["card"], "capture": events[0]["capture"]}
+            first, first_events = apply(seedless, move)
+            again, again_events = apply(State.from_json(seedless.to_json()), move)
+            assert first.to_json() == again.to_json() and first_events == again_events
+            assert first.seed is None and "seed" not in first.to_json()
+            assert every_card_once(first) and first.round == before.round + 1
+            return
 
 
 def random_move(state: State, rng: random.Random) -> dict[str, Any]:
