@@ -6,33 +6,46 @@ knows (game.determinize), then plays every legal move followed by a fast playout
 rest of the round on that same deal (game.playout). A move's value is its mean round point
 difference for the mover's side; the best mean wins. Using the same deal and playout seed
 for every move of an iteration compares moves on equal luck.
+
+The budget is a number of iterations, so a decision depends on the seed alone; a time
+budget can cap it further, at the price of reproducibility.
 """
 
 import random
+import time
 from typing import Any
 
 from engine.game import Game
 
 ITERATIONS = 24
+# Playout policy noise, in points: enough to vary the playouts of one deal a little.
 NOISE = 2.0
 
 
 def expert_player(
-    game: Game, state: Any, seed: str, iterations: int | None = None
+    game: Game,
+    state: Any,
+    seed: str,
+    iterations: int | None = None,
+    seconds: float | None = None,
 ) -> tuple[Any, list[tuple[Any, float]]]:
     """The move with the best mean playout value over `iterations` deals (default
-    ITERATIONS), and every legal move with its mean."""
+    ITERATIONS, stopping early once `seconds` have passed), and every legal move with
+    its mean."""
     iterations = iterations or ITERATIONS
+    deadline = None if seconds is None else time.perf_counter() + seconds
     moves = game.legal_moves(state)
     seat = game.to_move(state)
     side = game.side_of(seat)
     rng = random.Random(seed)
     totals = [0.0] * len(moves)
-    for _ in range(iterations):
+    done = 0
+    while done < iterations and (done == 0 or deadline is None or time.perf_counter() < deadline):
         world = game.determinize(state, seat, rng)
         playout_seed = rng.getrandbits(64)
         for index, move in enumerate(moves):
             totals[index] += game.playout(world, move, side, random.Random(playout_seed), NOISE)
-    values = [total / iterations for total in totals]
+        done += 1
+    values = [total / done for total in totals]
     best = max(range(len(moves)), key=values.__getitem__)
     return moves[best], list(zip(moves, values))

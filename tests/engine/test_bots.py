@@ -8,6 +8,7 @@ import pytest
 from engine.basra import State
 from engine.bots import LEVELS, choose_move, hint
 from engine.bots.arena import play_match, run, wilson
+from engine.bots.expert import expert_player
 from engine.game import get_game
 from tests.engine.builders import LEVANTINE, build, cards, single_play
 
@@ -181,3 +182,13 @@ def test_greedy_beats_random() -> None:
 
 def test_expert_beats_random() -> None:
     assert arena("expert", "random", 10, "expert-random") >= 0.9
+
+
+def test_expert_time_budget_still_decides() -> None:
+    state = positions("levantine", 2, 1, "budget")[0]
+    move, alternatives = expert_player(GAME, state, "t", iterations=1000, seconds=0.0)
+    assert move in GAME.legal_moves(state)
+    assert len(alternatives) == len(GAME.legal_moves(state))
+    assert expert_player(GAME, state, "t", iterations=1) == expert_player(
+        GAME, state, "t", iterations=1000, seconds=0.0
+    )
