@@ -51,7 +51,7 @@ def register_blueprints(app: flask.Flask, api: ProblemApi) -> None:
     api.register_blueprint(hints.blp)
     sessions.install(app, api)
     if app.config["BENCH_ECHO"]:
-        api.register_blueprint(games.echo_blp)
+        app.register_blueprint(games.echo_blp)
 
 
 def install_request_id(app: flask.Flask) -> None:

@@ -25,7 +25,8 @@ from service.schemas import (
 )
 
 blp = Blueprint("games", __name__, url_prefix="/v1/games", description="Stateless play")
-echo_blp = Blueprint("echo", __name__, url_prefix="/bench")
+# Not part of the API (not in openapi.yaml): registered only when BENCH_ECHO is set.
+echo_blp = flask.Blueprint("echo", __name__, url_prefix="/bench")
 
 DEFAULT_RULES = {"preset": "levantine"}
 DEFAULT_SEATS = 2
@@ -124,8 +125,8 @@ def view(body: dict[str, Any]) -> flask.Response:
     return answer({"view": game.view(state, body["seat"])})
 
 
-@echo_blp.route("/echo", methods=["POST"])
-@echo_blp.arguments(ApplyRequest(partial=("move",)))
+@echo_blp.post("/echo")
+@Blueprint.ARGUMENTS_PARSER.use_args(ApplyRequest(partial=("move",)), location="json")
 def echo(body: dict[str, Any]) -> flask.Response:
     """The benchmark's floor: the same body parsed the same way, written back."""
     return answer(body)

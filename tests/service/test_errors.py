@@ -190,3 +190,23 @@ def test_readyz_is_503_when_the_configured_redis_is_down():
     app = create_app({"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"})
     body = assert_problem(app.test_client().get("/readyz"), 503)
     assert "reachable" in body["detail"]
+
+
+def test_limits_come_from_the_environment_and_the_dict_wins(monkeypatch):
+    monkeypatch.setenv("MAX_BODY_BYTES", "100")
+    small = create_app({"REDIS_URL": None}).test_client()
+    body = {"seed": "x" * 200}
+    assert_problem(small.post("/v1/games/basra/new", json=body), 413)
+    roomy = create_app({"REDIS_URL": None, "MAX_BODY_BYTES": 1000}).test_client()
+    assert roomy.post("/v1/games/basra/new", json=body).status_code == 200
+
+
+def test_the_echo_floor_exists_only_when_the_benchmark_asks(monkeypatch):
+    body = {"state": {"any": "object"}, "move": {"card": "10d"}}
+    assert_problem(
+        create_app({"REDIS_URL": None}).test_client().post("/bench/echo", json=body), 404
+    )
+    monkeypatch.setenv("BENCH_ECHO", "1")
+    echoed = create_app({"REDIS_URL": None}).test_client().post("/bench/echo", json=body)
+    assert echoed.status_code == 200
+    assert echoed.get_json() == {"state": {"any": "object"}, "move": {"card": "TD"}}
