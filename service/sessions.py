@@ -10,8 +10,10 @@ events are public by construction (no hand contents) and tagged with their versi
 import hashlib
 import hmac
 import secrets
-from collections.abc import Mapping
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -76,22 +78,62 @@ def key_reused() -> Unprocessable:
 
 
 @dataclass(frozen=True, slots=True)
+class Known:
+    """A session at one version, its state read: states are values, so one version of one
+    session always has the same state, and this may be kept and shared."""
+
+    id: str
+    game: Game
+    version: int
+    seats: list[dict[str, Any]]
+    state: Any
+
+    @classmethod
+    def read(cls, session: Session, seats: list[dict[str, Any]]) -> "Known":
+        game = get_game(session.game)
+        state = game.read(orjson.loads(session.state))
+        return cls(session.id, game, session.version, seats, state)
+
+
+@dataclass(frozen=True, slots=True)
 class Seated:
     """A session as one authenticated seat reads it."""
 
-    session: Session
-    game: Game
-    seats: list[dict[str, Any]]
+    known: Known
     seat: int
 
-    def state(self) -> Any:
-        return self.game.read(orjson.loads(self.session.state))
+
+class Recent:
+    """The latest version this process knows of recent sessions. A move that names that
+    version is checked and applied on it without reading the session back; the store's
+    compare-and-set still decides, and any other outcome takes the authoritative path."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._known: OrderedDict[str, Known] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, session_id: str) -> Known | None:
+        with self._lock:
+            return self._known.get(session_id)
+
+    def put(self, known: Known) -> None:
+        with self._lock:
+            self._known[known.id] = known
+            self._known.move_to_end(known.id)
+            while len(self._known) > self.size:
+                self._known.popitem(last=False)
+
+    def drop(self, session_id: str) -> None:
+        with self._lock:
+            self._known.pop(session_id, None)
 
 
 class Sessions:
     def __init__(self, store: SessionStore, long_poll_seconds: float) -> None:
         self.store = store
         self.long_poll_seconds = long_poll_seconds
+        self.recent = Recent()
 
     # -- create ----------------------------------------------------------------------
 
@@ -152,40 +194,75 @@ class Sessions:
 
     def read(self, session_id: str, authorization: str | None) -> dict[str, Any]:
         seated = self.seated(session_id, authorization)
-        return seat_answer(seated, seated.state())
+        return seat_answer(seated.known, seated.seat)
 
     # -- move ------------------------------------------------------------------------
 
-    def move(self, seated: "Seated", body: object, key: str | None) -> dict[str, Any]:
-        """Play the seat's move and the bots' replies as one compare-and-set; `seated` comes
-        from `seated()`, so the session and token checks have run already."""
-        session, game = seated.session, seated.game
-        session_id = session.id
+    def move(
+        self,
+        session_id: str,
+        authorization: str | None,
+        read_body: Callable[[], object],
+        key: str | None,
+    ) -> dict[str, Any]:
+        """Play the seat's move and the bots' replies as one compare-and-set. The body is
+        read only after the session and token checks, in the contract's order."""
+        known = self.recent.get(session_id)
+        if known is not None:
+            answer = self._move_on_known(known, authorization, read_body, key)
+            if answer is not None:
+                return answer
+        seated = self.seated(session_id, authorization)
+        body = read_body()
         mark = fingerprint("move", seated.seat, body)
         if key is not None:
             earlier = self.store.answer(session_id, digest(key))
             if earlier is not None:
                 return replayed(earlier, mark)
+        known = seated.known
         version = read_version(body)
-        if version != session.version:
-            raise stale(session.version, version)
-        state = seated.state()
-        if game.to_move(state) != seated.seat:
-            raise not_your_turn(game, state, seated.seat)
-        move = read_move(game, state, body)
-        state, events = game.apply(state, move)
+        if version != known.version:
+            raise stale(known.version, version)
+        if known.game.to_move(known.state) != seated.seat:
+            raise not_your_turn(known.game, known.state, seated.seat)
+        move = read_move(known.game, known.state, body)
+        return self._commit(seated, move, mark, key)
+
+    def _move_on_known(
+        self,
+        known: Known,
+        authorization: str | None,
+        read_body: Callable[[], object],
+        key: str | None,
+    ) -> dict[str, Any] | None:
+        """The move when it passes every check on the version this process knows, else
+        None: then the caller runs the checks again on the session as stored."""
+        try:
+            seat = authenticate(known.seats, bearer_token(authorization))
+            body = read_body()
+            if read_version(body) != known.version or known.game.to_move(known.state) != seat:
+                return None
+            move = read_move(known.game, known.state, body)
+        except Problem:
+            return None
+        return self._commit(Seated(known, seat), move, fingerprint("move", seat, body), key)
+
+    def _commit(self, seated: Seated, move: Any, mark: str, key: str | None) -> dict[str, Any]:
+        known, seat = seated.known, seated.seat
+        game, version = known.game, known.version
+        state, events = game.apply(known.state, move)
         batches = [tag(events, version + 1)]
-        state, bot_batches = play_bots(game, session_id, seated.seats, state, version + 1)
+        state, bot_batches = play_bots(game, known.id, known.seats, state, version + 1)
         batches += bot_batches
-        version += len(batches)
+        after = replace(known, version=version + len(batches), state=state)
         answer = {
-            "version": version,
-            "view": game.view(state, seated.seat),
-            "moves": moves_of(game, state, seated.seat),
+            "version": after.version,
+            "view": game.view(state, seat),
+            "moves": moves_of(after, seat),
             "events": [event for batch in batches for event in batch],
         }
         change = Change(
-            expected_version=session.version,
+            expected_version=version,
             state=orjson.dumps(game.write(state)).decode(),
             batches=tuple(orjson.dumps(batch).decode() for batch in batches),
             key=None if key is None else digest(key),
@@ -193,14 +270,16 @@ class Sessions:
             if key is None
             else orjson.dumps({"fingerprint": mark, "answer": answer}).decode(),
         )
-        commit = self.store.commit(session_id, change)
+        commit = self.store.commit(known.id, change)
+        if commit.outcome is Outcome.APPLIED:
+            self.recent.put(after)
+            return answer
+        self.recent.drop(known.id)
         if commit.outcome is Outcome.GONE:
-            raise not_found(session_id)
+            raise not_found(known.id)
         if commit.outcome is Outcome.REPLAY:
             return replayed(commit.answer, mark)
-        if commit.outcome is Outcome.STALE:
-            raise stale(commit.version, session.version)
-        return answer
+        raise stale(commit.version, version)
 
     # -- events ----------------------------------------------------------------------
 
@@ -208,7 +287,7 @@ class Sessions:
         self, session_id: str, authorization: str | None, after: int
     ) -> list[dict[str, Any]]:
         """The events after version `after`; waits for some up to the long-poll bound."""
-        self.seated(session_id, authorization)
+        self._authorized(session_id, authorization)
         batches = self.store.events(session_id, after, self.long_poll_seconds)
         if batches is None:
             raise not_found(session_id)
@@ -217,19 +296,30 @@ class Sessions:
     # -- delete ----------------------------------------------------------------------
 
     def delete(self, session_id: str, authorization: str | None) -> None:
-        self.seated(session_id, authorization)
+        self._authorized(session_id, authorization)
+        self.recent.drop(session_id)
         if not self.store.delete(session_id):
             raise not_found(session_id)
 
     # -- the checks every call starts with -----------------------------------------------
 
     def seated(self, session_id: str, authorization: str | None) -> Seated:
+        """The session as stored, its state read, and the token's seat."""
+        session, seats, seat = self._authorized(session_id, authorization)
+        known = Known.read(session, seats)
+        self.recent.put(known)
+        return Seated(known, seat)
+
+    def _authorized(
+        self, session_id: str, authorization: str | None
+    ) -> tuple[Session, list[dict[str, Any]], int]:
+        """The session as stored (404 when there is none) and the token's seat (401)."""
         session = self.store.load(session_id)
         if session is None:
+            self.recent.drop(session_id)
             raise not_found(session_id)
         seats = orjson.loads(session.seats)
-        seat = authenticate(seats, bearer_token(authorization))
-        return Seated(session, get_game(session.game), seats, seat)
+        return session, seats, authenticate(seats, bearer_token(authorization))
 
 
 def bearer_token(authorization: str | None) -> str:
@@ -312,20 +402,20 @@ def play_bots(
     return state, batches
 
 
-def moves_of(game: Game, state: Any, seat: int) -> list[dict[str, Any]]:
+def moves_of(known: Known, seat: int) -> list[dict[str, Any]]:
+    game, state = known.game, known.state
     if game.to_move(state) != seat:
         return []
     return [game.write_move(state, move) for move in game.legal_moves(state)]
 
 
-def seat_answer(seated: Seated, state: Any) -> dict[str, Any]:
-    game, seat = seated.game, seated.seat
+def seat_answer(known: Known, seat: int) -> dict[str, Any]:
     return {
-        "id": seated.session.id,
-        "version": seated.session.version,
+        "id": known.id,
+        "version": known.version,
         "seat": seat,
-        "view": game.view(state, seat),
-        "moves": moves_of(game, state, seat),
+        "view": known.game.view(known.state, seat),
+        "moves": moves_of(known, seat),
     }
 
 

@@ -138,10 +138,7 @@ def move(session_id: str) -> flask.Response:
     version (409, with the current `version` in the problem), turn (403), legality (422).
     The answer includes the bots' replies up to the next human turn; `version` grows by one
     per applied move."""
-    sessions_ = sessions()
-    seated = sessions_.seated(session_id, authorization())
-    key = idempotency_key()
-    return answer(sessions_.move(seated, json_body(), key))
+    return answer(sessions().move(session_id, authorization(), json_body, idempotency_key()))
 
 
 @blp.route("/<session_id>/events", methods=["GET"])

@@ -401,3 +401,32 @@ def test_redis_stopping_is_a_503_and_the_app_recovers_when_it_returns(redis_serv
         _, fresh = start(base, seed="after outage")
         move = chosen(fresh[0].get().json()["moves"], 0)
         assert fresh[0].move(move, 0).status_code == 200
+
+
+def test_two_app_processes_on_one_redis_never_move_on_a_stale_state(redis_url):
+    """Each app keeps the latest version it saw; moves alternate between two apps, and
+    stale versions are sent on purpose to the app whose copy is out of date."""
+    with serve({"REDIS_URL": redis_url}) as one, serve({"REDIS_URL": redis_url}) as other:
+        created, _ = start(one, seed="two apps")
+        tokens = {entry["seat"]: entry["token"] for entry in created["seats"]}
+        apps = [one, other]
+        for version in range(60):
+            here, there = apps[version % 2], apps[(version + 1) % 2]
+            views = {seat: Seat(here, created["id"], token, []).get().json()
+                     for seat, token in tokens.items()}  # fmt: skip
+            assert {view["version"] for view in views.values()} == {version}
+            (mover,) = [seat for seat, view in views.items() if view["moves"]]
+            move = chosen(views[mover]["moves"], version)
+            if version:
+                stale = Seat(there, created["id"], tokens[mover], []).move(move, version - 1)
+                assert stale.status_code == 409 and stale.json()["version"] == version
+            answer = Seat(there, created["id"], tokens[mover], []).move(
+                move, version, key=f"m{version}"
+            )
+            assert answer.status_code == 200, answer.text
+            retried = Seat(here, created["id"], tokens[mover], []).move(
+                move, version, key=f"m{version}"
+            )
+            assert retried.json() == answer.json()
+        events = Seat(other, created["id"], tokens[1], []).events(0).json()
+        assert [e["version"] for e in events if e["type"] == "move"] == list(range(1, 61))

@@ -1,0 +1,237 @@
+"""Hosted move throughput on gunicorn + Redis next to stateless apply, in one run.
+
+    python -m bench.sessions [--seconds 8] [--games 16]
+
+Starts its own throwaway redis-server and gunicorn with the production gunicorn.conf.py and
+REDIS_URL pointing at it. Every client thread plays its own human-vs-human session: the
+seat to move posts its move with its token on its own keep-alive connection. The moves of
+each seeded match are worked out beforehand with the engine, so the clients spend no CPU
+choosing them while measuring. Then the same threads post the very same positions to the
+stateless `apply` (whole state in, whole state out). It prints moves/s and p50/p99
+latency of both, and their ratio; the target is hosted >= 0.5 x stateless.
+"""
+
+import argparse
+import http.client
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from engine.game import get_game
+from tests.redis_server import RedisServer
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = 0.5
+RULES = {"preset": "levantine"}
+JSON = {"Content-Type": "application/json"}
+
+
+@dataclass
+class Match:
+    """A seeded match played out in advance: each step's mover, move and state before it."""
+
+    seed: str
+    steps: list[tuple[int, dict, dict]]
+
+
+@dataclass
+class Result:
+    name: str
+    seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    failures: int = 0
+
+    @property
+    def rate(self) -> float:
+        return len(self.latencies) / self.seconds
+
+    def percentile(self, share: float) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000
+
+
+def play_out(seed: str) -> Match:
+    """The match a session with this seed goes through when each seat plays its first
+    legal move (what the clients will send)."""
+    game = get_game("basra")
+    state, steps = game.new(RULES, 2, seed), []
+    while (mover := game.to_move(state)) is not None:
+        move = game.legal_moves(state)[0]
+        steps.append((mover, game.write_move(state, move), game.write(state)))
+        state, _ = game.apply(state, move)
+    return Match(seed, steps)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_gunicorn(port: int, redis_url: str, log: Path) -> subprocess.Popen:
+    env = {**os.environ, "PORT": str(port), "HOST": "127.0.0.1", "REDIS_URL": redis_url}
+    env["LOG_LEVEL"] = "warning"
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [str(gunicorn), "-c", "gunicorn.conf.py", "--access-logfile", "/dev/null"],
+            cwd=ROOT, env=env, stdout=out, stderr=out,
+        )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"gunicorn exited; see {log}")
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            connection.request("GET", "/readyz")
+            if connection.getresponse().status == 200:
+                connection.close()
+                return server
+        except OSError:
+            pass
+        time.sleep(0.1)
+    server.terminate()
+    raise TimeoutError("gunicorn did not come up")
+
+
+def post(connection: http.client.HTTPConnection, path: str, body: bytes, headers: dict) -> tuple:
+    connection.request("POST", path, body, headers)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+class Player:
+    """One client thread's games: a new session per match; each seat has its own
+    keep-alive connection, as two players would, and the seat to move posts."""
+
+    def __init__(self, port: int, matches: list[Match]) -> None:
+        self.connections = [
+            http.client.HTTPConnection("127.0.0.1", port, timeout=60) for _ in range(2)
+        ]
+        self.matches = matches
+        self.next_match = 0
+        self.step = 0
+        self.session = ""
+        self.tokens: list[dict] = []
+        self._start()
+        # The stateless client walks the same matches with a cursor of its own.
+        self.position = 0
+        self.positions = [step for match in matches for step in match.steps]
+
+    def _start(self) -> None:
+        match = self.matches[self.next_match % len(self.matches)]
+        self.next_match += 1
+        body = {"game": "basra", "rules": RULES, "seed": match.seed,
+                "seats": [{"type": "human"}, {"type": "human"}]}  # fmt: skip
+        status, answer = post(self.connections[0], "/v1/sessions", orjson.dumps(body), JSON)
+        if status != 201:
+            raise RuntimeError(f"creating a session: {status} {answer[:200]!r}")
+        created = orjson.loads(answer)
+        self.session, self.step, self.match = created["id"], 0, match
+        self.tokens = [
+            {**JSON, "Authorization": f"Bearer {seat['token']}"} for seat in created["seats"]
+        ]
+
+    def hosted_move(self) -> tuple[float, bool]:
+        """One move posted and timed; a finished match starts the next one (untimed)."""
+        if self.step == len(self.match.steps):
+            self._start()
+        mover, move, _ = self.match.steps[self.step]
+        body = orjson.dumps({"move": move, "version": self.step})
+        path = f"/v1/sessions/{self.session}/moves"
+        started = time.perf_counter()
+        status, _ = post(self.connections[mover], path, body, self.tokens[mover])
+        elapsed = time.perf_counter() - started
+        self.step += 1
+        return elapsed, status == 200
+
+    def stateless_apply(self) -> tuple[float, bool]:
+        mover, move, state = self.positions[self.position % len(self.positions)]
+        body = orjson.dumps({"state": state, "move": move})
+        started = time.perf_counter()
+        status, _ = post(self.connections[mover], "/v1/games/basra/apply", body, JSON)
+        self.position += 1
+        return time.perf_counter() - started, status == 200
+
+
+def run(players: list[Player], action: str, seconds: float) -> Result:
+    """Closed loop: each thread sends its next request as soon as the last answer is read."""
+    result = Result(action)
+    stop = time.perf_counter() + seconds
+    lock = threading.Lock()
+
+    def client(player: Player) -> None:
+        latencies, failures = [], 0
+        while time.perf_counter() < stop:
+            latency, ok = getattr(player, action)()
+            latencies.append(latency)
+            failures += not ok
+        with lock:
+            result.latencies += latencies
+            result.failures += failures
+
+    threads = [threading.Thread(target=client, args=(player,)) for player in players]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    result.seconds = time.perf_counter() - began
+    return result
+
+
+def report(results: list[Result]) -> None:
+    print(f"{'':<22}{'moves/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'moves':>8}{'failed':>8}")
+    for result in results:
+        print(
+            f"{result.name:<22}{result.rate:>10.0f}{result.percentile(0.5):>10.2f}"
+            f"{result.percentile(0.99):>10.2f}{len(result.latencies):>8}{result.failures:>8}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=8.0, help="per measurement")
+    parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--games", type=int, default=16, help="concurrent games (threads)")
+    parser.add_argument("--matches", type=int, default=4, help="seeded matches per thread")
+    args = parser.parse_args()
+
+    schedules = [
+        [play_out(f"bench-{game}-{n}") for n in range(args.matches)] for game in range(args.games)
+    ]
+    moves = sum(len(match.steps) for matches in schedules for match in matches)
+    print(f"{args.games} games, {moves} moves worked out in advance")
+    with tempfile.TemporaryDirectory() as scratch, RedisServer(Path(scratch) / "redis") as redis:
+        port = free_port()
+        server = start_gunicorn(port, redis.url, Path(scratch) / "gunicorn.log")
+        try:
+            players = [Player(port, matches) for matches in schedules]
+            run(players, "hosted_move", args.warmup)
+            run(players, "stateless_apply", args.warmup)
+            hosted = run(players, "hosted_move", args.seconds)
+            stateless = run(players, "stateless_apply", args.seconds)
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+    hosted.name, stateless.name = "hosted move", "stateless apply"
+    workers = os.environ.get("WEB_CONCURRENCY", os.cpu_count())
+    print(f"\ngunicorn.conf.py ({workers} workers) + Redis, {args.games} client threads, "
+          f"{args.seconds:g} s each after {args.warmup:g} s warm-up")  # fmt: skip
+    report([hosted, stateless])
+    ratio = hosted.rate / stateless.rate
+    print(f"\nhosted / stateless = {ratio:.2f} (target >= {TARGET})")
+    if hosted.failures or stateless.failures:
+        sys.exit("some requests failed")
+
+
+if __name__ == "__main__":
+    main()
