@@ -6,7 +6,8 @@ Starts gunicorn with the production gunicorn.conf.py on a free port (BENCH_ECHO=
 POST /bench/echo, which only parses the body the same way and writes it back with orjson),
 builds a corpus of realistic states from seeded random games, warms up, then measures
 requests/s and p50/p99 latency of legal-moves, apply and the echo of the very same bodies
-with a closed-loop client (one keep-alive connection per thread). It ends with the cost of
+with a closed-loop client (one keep-alive connection per thread), in half-second
+slices taken in turn. It ends with the cost of
 checking a full state: the game's reader against a deep marshmallow schema.
 """
 
@@ -32,6 +33,7 @@ from service.schemas import ApplyRequest, BasraStateSchema, StateRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = 0.6  # legal-moves must reach this share of the echo floor
+SLICE_SECONDS = 0.5
 
 
 @dataclass
@@ -131,6 +133,28 @@ def hammer(port: int, path: str, bodies: list[bytes], seconds: float, connection
     return Result(path, len(every), elapsed, every, sum(failures))
 
 
+def interleaved(
+    port: int, runs: list[tuple[str, str, list[bytes]]], seconds: float, connections: int
+) -> list[Result]:
+    """Every endpoint in short slices taken in turn, so a load that comes and goes on the
+    machine weighs on an endpoint and on its floor alike."""
+    slices = max(1, round(seconds / SLICE_SECONDS))
+    parts: list[list[Result]] = [[] for _ in runs]
+    for _ in range(slices):
+        for part, (_, path, bodies) in zip(parts, runs):
+            part.append(hammer(port, path, bodies, seconds / slices, connections))
+    return [
+        Result(
+            name=name,
+            requests=sum(result.requests for result in part),
+            seconds=sum(result.seconds for result in part),
+            latencies=[latency for result in part for latency in result.latencies],
+            failures=sum(result.failures for result in part),
+        )
+        for part, (name, _, _) in zip(parts, runs)
+    ]
+
+
 def state_check_cost(pairs: list[tuple[dict, dict]]) -> list[tuple[str, float]]:
     """Microseconds per full state: raw envelope, the game's reader, a deep marshmallow load."""
     game, states = get_game("basra"), [state for state, _ in pairs[:50]]
@@ -174,18 +198,14 @@ def main() -> None:
         server = start_gunicorn(port, Path(scratch) / "gunicorn.log")
         try:
             runs = [
-                ("/v1/games/basra/legal-moves", legal_bodies),
-                ("/bench/echo", legal_bodies),
-                ("/v1/games/basra/apply", apply_bodies),
-                ("/bench/echo", apply_bodies),
+                ("legal-moves", "/v1/games/basra/legal-moves", legal_bodies),
+                ("echo of legal-moves bodies", "/bench/echo", legal_bodies),
+                ("apply", "/v1/games/basra/apply", apply_bodies),
+                ("echo of apply bodies", "/bench/echo", apply_bodies),
             ]
-            results = []
-            for path, bodies in runs:
+            for _, path, bodies in runs:
                 hammer(port, path, bodies, args.warmup, args.connections)
-                result = hammer(port, path, bodies, args.seconds, args.connections)
-                if path == "/bench/echo":
-                    result.name = f"echo ({'apply' if bodies is apply_bodies else 'state'} body)"
-                results.append(result)
+            results = interleaved(port, runs, args.seconds, args.connections)
         finally:
             server.terminate()
             server.wait(timeout=15)
