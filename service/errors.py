@@ -150,7 +150,8 @@ class ProblemApi(Api):
 
 
 def install_problems(app: flask.Flask) -> None:
-    """Problems raised by views, and every exception nobody expected, as problem details."""
+    """Problems raised below a view as problem details (HTTP errors and unexpected
+    exceptions reach ProblemApi.handle_http_exception)."""
 
     @app.errorhandler(Problem)
     def answer_problem(error: Problem) -> flask.Response:
