@@ -470,6 +470,20 @@ def test_s3_ties_in_a_row() -> None:
     assert carry == 0
 
 
+def test_s3_ties_in_a_row_through_whole_rounds() -> None:
+    tie = tuple(plain_cards(26))
+    piles = (tuple(c for c in DECK if c not in tie), tie)
+    after, events = end_of(finishing_state(LEVANTINE, piles, scores=(40, 50), carry=30))
+    assert events["round_end"]["carry"] == 60
+    assert (after.carry, after.scores, after.round, after.dealer) == (60, (40, 50), 2, 0)
+    side1 = tuple(plain_cards(29))
+    piles = (tuple(c for c in DECK if c not in side1), side1)
+    state = finishing_state(LEVANTINE, piles, scores=(40, 50), carry=60, round_number=3)
+    after, events = end_of(state)
+    assert events["round_end"]["sides"][1]["majority"] == 90
+    assert after.carry == 0 and after.scores == (40, 140) and after.status == "match_over"
+
+
 def finishing_state(rules: Rules, piles, basras=((), ()), **fields):
     """One move before the end of a round whose final piles are `piles`: the dealer (seat 1)
     lays a plain card from side 1's final pile on an empty table and the sweep brings it
