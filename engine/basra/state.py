@@ -246,7 +246,9 @@ def check_piles(state: State) -> None:
                     f"{card} made a basra but is not in side {side}'s pile",
                 )
     if state.last_capturer is None:
-        if any(state.captured):
+        # A finished match may end on a round without any capture (forced_capture off):
+        # its table went to the dealer's side (§7.3), not to a capturer.
+        if any(state.captured) and state.status != MATCH_OVER:
             raise StateError("last_capturer", "must name a seat once cards were captured")
     elif not state.captured[side_of(state.last_capturer)]:
         raise StateError("last_capturer", "that seat's side has captured nothing")
