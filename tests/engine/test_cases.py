@@ -5,7 +5,7 @@ from typing import NamedTuple
 
 import pytest
 
-from engine.basra import MoveError, Rules, apply, legal_moves, read_move, score
+from engine.basra import MoveError, Rules, State, apply, legal_moves, read_move, score
 from engine.basra.moves import Move
 from engine.basra.play import deal_hands, deal_round, match_winner, new_game
 from engine.basra.scoring import final_breakdown, running_breakdown
@@ -629,3 +629,15 @@ def test_score_of_a_played_out_tie_applies_the_tie_policy() -> None:
     assert [side["total"] for side in score(egyptian)] == [0, 0]
     card_rules = state._replace(rules=rules_with(tie_policy="none"))
     assert [side["total"] for side in score(card_rules)] == [3, 10]
+
+
+def test_a_match_decided_by_a_round_without_captures_reads_back() -> None:
+    """With optional capture every card may be laid; the table then goes to the dealer's
+    side (§7.3) and the finished match is still a state the engine accepts."""
+    state = new_game(rules_with(forced_capture=False, target_score=1), 2, "no captures")
+    while state.status == "playing":
+        state, events = apply(state, next(m for m in legal_moves(state) if not m.capture))
+    round_end = next(event for event in events if event["type"] == "round_end")
+    assert round_end["sweep"]["seat"] == 1 and round_end["sides"][1]["cards"] == 52
+    assert state.last_capturer is None and state.winner == 1
+    assert State.from_json(state.to_json()).to_json() == state.to_json()
