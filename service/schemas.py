@@ -5,6 +5,7 @@ the game's own reader checks in depth (precise and several times faster than mar
 on a full state). Responses are documented here and written by the game's writer.
 """
 
+import json
 from typing import Any
 
 import apispec
@@ -57,11 +58,20 @@ class StateField(fields.Raw):
         return value
 
 
+def option_defaults() -> str:
+    options = GAMES["basra"].catalogue()["options"]
+    return ", ".join(f"{name} (default {json.dumps(value)})" for name, value in options.items())
+
+
 class RulesSchema(Schema):
     """`{"preset": name, <option>: value, ...}`; the game checks every option."""
 
     class Meta:
         unknown = INCLUDE
+        description = (
+            "A preset and any rule options that override it; GET /v1/games lists them all. "
+            f"Options: {option_defaults()}. A state echoes every resolved option."
+        )
 
     preset = fields.String(
         metadata={"description": "a preset name (see GET /v1/games)", "examples": ["levantine"]}
@@ -91,6 +101,13 @@ class BasraSchema(Schema):
 class BasraStateSchema(Schema):
     """The Basra state (contract: "Basra state"); documentation, and the deep marshmallow
     check that bench/http.py measures against the game's own reader."""
+
+    class Meta:
+        description = (
+            "A whole Basra game. Post it back as the server wrote it; the server checks that "
+            "it is self-consistent (every card exactly once, hand sizes, turn...) and answers "
+            "422 naming the field when it is not. Cards: rank then suit, e.g. 7D, TD."
+        )
 
     game = fields.String(required=True, validate=validate.Equal("basra"))
     rules = fields.Nested(RulesSchema, required=True)
