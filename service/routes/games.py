@@ -70,7 +70,7 @@ def catalogue() -> flask.Response:
 
 
 @blp.route("/basra/new", methods=["POST"])
-@blp.arguments(NewGameRequest, required=False)
+@blp.arguments(NewGameRequest(), required=False)
 @blp.response(200, StateResponse)
 def new(body: dict[str, Any]) -> flask.Response:
     """A fresh game; the same seed, rules and seats give the same state."""
@@ -84,7 +84,7 @@ def new(body: dict[str, Any]) -> flask.Response:
 
 
 @blp.route("/basra/legal-moves", methods=["POST"])
-@blp.arguments(StateRequest)
+@blp.arguments(StateRequest())
 @blp.response(200, LegalMovesResponse)
 def legal_moves(body: dict[str, Any]) -> flask.Response:
     """Every legal move of the seat to move, no duplicates; [] once the match is over."""
@@ -94,7 +94,7 @@ def legal_moves(body: dict[str, Any]) -> flask.Response:
 
 
 @blp.route("/basra/apply", methods=["POST"])
-@blp.arguments(ApplyRequest)
+@blp.arguments(ApplyRequest())
 @blp.response(200, ApplyResponse)
 def apply(body: dict[str, Any]) -> flask.Response:
     """Play one move. An illegal move is a 422 that says why."""
@@ -105,7 +105,7 @@ def apply(body: dict[str, Any]) -> flask.Response:
 
 
 @blp.route("/basra/score", methods=["POST"])
-@blp.arguments(StateRequest)
+@blp.arguments(StateRequest())
 @blp.response(200, ScoreResponse)
 def score(body: dict[str, Any]) -> flask.Response:
     """Each side's breakdown of the round as it stands."""
@@ -114,7 +114,7 @@ def score(body: dict[str, Any]) -> flask.Response:
 
 
 @blp.route("/basra/view", methods=["POST"])
-@blp.arguments(ViewRequest)
+@blp.arguments(ViewRequest())
 @blp.response(200, ViewResponse)
 def view(body: dict[str, Any]) -> flask.Response:
     """What one seat may see: its own hand, counts of the others and of the stock."""
