@@ -35,13 +35,16 @@ def wait_until_live(base: str, server: subprocess.Popen, deadline: float = 20.0)
     raise TimeoutError("gunicorn did not come up")
 
 
-@pytest.fixture(scope="module")
-def gunicorn(tmp_path_factory):
-    """The production configuration, two workers, no Redis; yields (base URL, log path)."""
+@pytest.fixture(scope="module", params=["default", "gthread"])
+def gunicorn(request, tmp_path_factory):
+    """The production configuration without Redis, with its default worker class and with
+    threads; yields (base URL, log path)."""
     port = free_port()
     log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
     env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
-    env.update(PORT=str(port), HOST="127.0.0.1", WEB_CONCURRENCY="2", GUNICORN_THREADS="4")
+    env.update(PORT=str(port), HOST="127.0.0.1", GUNICORN_THREADS="4")
+    if request.param != "default":
+        env["GUNICORN_WORKER_CLASS"] = request.param
     with log.open("w") as out:
         server = subprocess.Popen(
             [str(GUNICORN), "-c", "gunicorn.conf.py"], cwd=ROOT, env=env, stdout=out, stderr=out
