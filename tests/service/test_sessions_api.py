@@ -430,3 +430,28 @@ def test_two_app_processes_on_one_redis_never_move_on_a_stale_state(redis_url):
             assert retried.json() == answer.json()
         events = Seat(other, created["id"], tokens[1], []).events(0).json()
         assert [e["version"] for e in events if e["type"] == "move"] == list(range(1, 61))
+
+
+def test_a_creation_key_expires_with_its_session(base):
+    headers = {"Idempotency-Key": "create-2"}
+    body = {"game": "basra", "seats": HUMANS, "seed": "once"}
+    first = requests.post(f"{base}/v1/sessions", json=body, headers=headers, timeout=10).json()
+    Seat(base, first["id"], first["seats"][0]["token"], []).delete()
+    again = requests.post(f"{base}/v1/sessions", json=body, headers=headers, timeout=10)
+    assert again.status_code == 201
+    assert again.json()["id"] != first["id"]
+    fresh = again.json()
+    assert Seat(base, fresh["id"], fresh["seats"][1]["token"], []).get().status_code == 200
+
+
+def test_four_seats_two_humans_and_two_bots_play_a_whole_match(base):
+    seats = [{"type": "human"}, {"type": "bot", "level": "random"}] * 2
+    created, holders = start(base, seats, seed="four", rules={"target_score": 60})
+    assert set(holders) == {0, 2}
+    version, _ = play_until_over(holders, created["version"])
+    events = holders[2].events(0).json()
+    movers = Counter(event["seat"] for event in events if event["type"] == "move")
+    assert set(movers) == {0, 1, 2, 3}
+    assert sum(movers.values()) == version
+    view = holders[0].get().json()["view"]
+    assert view["status"] == "match_over" and len(view["hand_sizes"]) == 4

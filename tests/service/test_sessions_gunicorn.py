@@ -12,7 +12,7 @@ from tests.service.sessions_client import Seat, chosen, create, gunicorn
 @pytest.fixture
 def served(redis_url, tmp_path):
     with gunicorn(
-        tmp_path / "gunicorn.log", REDIS_URL=redis_url, WEB_CONCURRENCY="2", LONG_POLL_SECONDS="3"
+        tmp_path / "gunicorn.log", REDIS_URL=redis_url, WEB_CONCURRENCY="2", LONG_POLL_SECONDS="6"
     ) as base:
         yield base
 
@@ -63,7 +63,8 @@ def test_many_waiting_long_polls_do_not_hold_up_moves(served):
     started = time.monotonic()
     answer = seat.move(chosen(seat.get().json()["moves"], 0), 0)
     assert answer.status_code == 200
-    assert time.monotonic() - started < 1.5
+    # Far below the 6 s a poller waits: the move did not queue behind the waiting polls.
+    assert time.monotonic() - started < 3
     for poller in pollers:
         poller.join()
     assert len(results) == waiting
