@@ -15,6 +15,7 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, vali
 from engine.bots import LEVELS
 from engine.cards import CardError, parse_card
 from engine.game import GAMES
+from service.errors import ProblemSchema
 
 CARD_PATTERN = "^(?:[A2-9TJQKatjqk]|10)[CDHScdhs]$"
 STATE_REF = {"$ref": "#/components/schemas/BasraState"}
@@ -360,6 +361,14 @@ class SessionMoveResponse(Schema):
     view = fields.Dict(required=True, metadata={"allOf": [dict(VIEW_REF)]})
     moves = fields.List(fields.Nested(LegalMoveSchema), required=True)
     events = session_events()
+
+
+class StaleVersionProblem(ProblemSchema):
+    """The 409 of a move on a version that is not the current one."""
+
+    version = fields.Integer(
+        required=True, metadata={"description": "the session's current version"}
+    )
 
 
 class SessionEventsQuery(Schema):

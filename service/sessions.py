@@ -32,6 +32,7 @@ ALPHABET = "0123456789abefgijklmnopqrtuvwxyz"
 TOKEN_LENGTH = 52  # 260 bits
 ID_LENGTH = 26  # 130 bits
 SEED_BYTES = 16
+MAX_KEY_LENGTH = 255
 AUTH_SCHEME = "bearer"
 
 
@@ -69,6 +70,12 @@ def fingerprint(*parts: object) -> str:
 
 def not_found(session_id: str) -> Problem:
     return Problem(404, f"no session {session_id!r}: it never existed, expired or was ended")
+
+
+def checked_key(key: str | None) -> str | None:
+    if key is not None and not 0 < len(key) <= MAX_KEY_LENGTH:
+        raise invalid("Idempotency-Key", f"must be 1 to {MAX_KEY_LENGTH} characters")
+    return key
 
 
 def key_reused() -> Unprocessable:
@@ -139,6 +146,7 @@ class Sessions:
 
     def create(self, body: Mapping[str, Any], key: str | None) -> dict[str, Any]:
         """A new session; with an Idempotency-Key, a retry gets the first answer."""
+        key = checked_key(key)
         answer = self._start(body)
         if key is None:
             return answer
@@ -213,6 +221,7 @@ class Sessions:
             if answer is not None:
                 return answer
         seated = self.seated(session_id, authorization)
+        key = checked_key(key)
         body = read_body()
         mark = fingerprint("move", seated.seat, body)
         if key is not None:
@@ -239,6 +248,7 @@ class Sessions:
         None: then the caller runs the checks again on the session as stored."""
         try:
             seat = authenticate(known.seats, bearer_token(authorization))
+            checked_key(key)
             body = read_body()
             if read_version(body) != known.version or known.game.to_move(known.state) != seat:
                 return None

@@ -7,10 +7,11 @@ import orjson
 from webargs import core
 
 from service.errors import (
+    PROBLEM_JSON,
     BadRequestBody,
     ProblemApi,
+    ProblemSchema,
     UnsupportedBody,
-    invalid,
     problem,
 )
 from service.json import dumps, has_body
@@ -23,8 +24,9 @@ from service.schemas import (
     SessionMoveRequest,
     SessionMoveResponse,
     SessionResponse,
+    StaleVersionProblem,
 )
-from service.sessions import Sessions, SessionUnavailable, StaleVersion
+from service.sessions import MAX_KEY_LENGTH, Sessions, SessionUnavailable, StaleVersion
 from service.store import StoreUnavailable, open_store
 
 blp = Blueprint(
@@ -37,17 +39,17 @@ blp = Blueprint(
 
 DEFAULT_LONG_POLL_SECONDS = 25.0
 IDEMPOTENCY_KEY = "Idempotency-Key"
-MAX_KEY_LENGTH = 255
 SEAT_TOKEN = [{"seatToken": []}]
 KEY_PARAMETER = {
     "in": "header",
     "name": IDEMPOTENCY_KEY,
     "required": False,
-    "schema": {"type": "string", "maxLength": MAX_KEY_LENGTH},
+    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH},
     "description": "a retry carrying the same key and body gets the first answer and is not "
     "applied again; the same key with another body is a 422. Keys expire with the session.",
 }
-FAILURES = (401, 404, 503)
+FAILURES = (401, 404)
+RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}
 
 
 def sessions() -> Sessions:
@@ -63,10 +65,8 @@ def authorization() -> str | None:
 
 
 def idempotency_key() -> str | None:
-    key = flask.request.headers.get(IDEMPOTENCY_KEY)
-    if key is not None and not 0 < len(key) <= MAX_KEY_LENGTH:
-        raise invalid(IDEMPOTENCY_KEY, f"must be 1 to {MAX_KEY_LENGTH} characters")
-    return key
+    """The raw header: the session logic checks it after the session and token checks."""
+    return flask.request.headers.get(IDEMPOTENCY_KEY)
 
 
 def json_body() -> object:
@@ -83,11 +83,22 @@ def json_body() -> object:
         raise BadRequestBody(f"malformed JSON body: {error}") from error
 
 
+def store_down(view):
+    """Documents the 503 every session call answers while the store is unreachable."""
+    return blp.alt_response(
+        503,
+        schema=ProblemSchema,
+        content_type=PROBLEM_JSON,
+        headers=RETRY_AFTER,
+        description="the session store (Redis) is unreachable; retry after Retry-After",
+    )(view)
+
+
 def failures(*statuses: int):
     def decorate(view):
         for status in sorted({*FAILURES, *statuses}, reverse=True):
             view = blp.alt_response(status, response="PROBLEM")(view)
-        return view
+        return store_down(view)
 
     return decorate
 
@@ -96,7 +107,7 @@ def failures(*statuses: int):
 @blp.arguments(CreateSessionRequest)
 @blp.response(201, CreateSessionResponse)
 @blp.doc(parameters=[KEY_PARAMETER])
-@blp.alt_response(503, response="PROBLEM")
+@store_down
 def create(body: dict[str, Any]) -> flask.Response:
     """Start a hosted game. Bot seats that move first have moved already (version > 0).
     Human seats get their token here, once."""
@@ -132,7 +143,8 @@ def delete(session_id: str) -> flask.Response:
         "content": {"application/json": {"schema": SessionMoveRequest}},
     },
 )
-@failures(403, 409, 422)
+@blp.alt_response(409, schema=StaleVersionProblem, content_type=PROBLEM_JSON)
+@failures(403, 422)
 def move(session_id: str) -> flask.Response:
     """Play the token's seat's move. Checks run in this order: session (404), token (401),
     version (409, with the current `version` in the problem), turn (403), legality (422).

@@ -313,6 +313,11 @@ def test_bad_bodies_are_problems_naming_the_field(base):
     assert http.post(url, data="{", headers={"Content-Type": "application/json"}).status_code == 400
     assert http.post(url, data="x", headers={"Content-Type": "text/plain"}).status_code == 415
     assert http.post(url, timeout=10).status_code == 422
+    too_long = {"Idempotency-Key": "k" * 256}
+    answer = http.post(url, json={"move": {"card": "AS"}, "version": 0}, headers=too_long)
+    assert answer.status_code == 422 and "Idempotency-Key" in answer.json()["errors"]
+    unknown = f"{base}/v1/sessions/nope/moves"
+    assert http.post(unknown, json={}, headers=too_long).status_code == 404
     creations = [
         ({"seats": [{"type": "human"}]}, "seats"),
         ({"seats": [{"type": "human"}] * 3}, "seats"),
