@@ -34,6 +34,7 @@ ID_LENGTH = 26  # 130 bits
 SEED_BYTES = 16
 MAX_KEY_LENGTH = 255
 AUTH_SCHEME = "bearer"
+MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more than a load
 
 
 class Unauthorized(Problem):
@@ -137,6 +138,8 @@ class Recent:
 
 
 class Sessions:
+    """The hosted-session calls, on one store; what the routes call."""
+
     def __init__(self, store: SessionStore, long_poll_seconds: float) -> None:
         self.store = store
         self.long_poll_seconds = long_poll_seconds
@@ -365,7 +368,7 @@ def read_version(body: object) -> int:
 
 
 def read_move(game: Game, state: Any, body: dict[str, Any]) -> Any:
-    errors = SessionMoveRequest().validate(body)
+    errors = MOVE_REQUEST.validate(body)
     if errors:
         raise Unprocessable(json_paths(errors))
     try:

@@ -37,7 +37,6 @@ blp = Blueprint(
     "sees only its own view.",
 )
 
-DEFAULT_LONG_POLL_SECONDS = 25.0
 IDEMPOTENCY_KEY = "Idempotency-Key"
 SEAT_TOKEN = [{"seatToken": []}]
 KEY_PARAMETER = {
@@ -180,8 +179,7 @@ def unavailable(error: StoreUnavailable) -> flask.Response:
 def install(app: flask.Flask, api: ProblemApi) -> None:
     """Hosted sessions on `app`: the store its config selects, the routes, their errors."""
     store = open_store(app.config)
-    long_poll = float(app.config.get("LONG_POLL_SECONDS", DEFAULT_LONG_POLL_SECONDS))
-    app.extensions["sessions"] = Sessions(store, long_poll)
+    app.extensions["sessions"] = Sessions(store, float(app.config["LONG_POLL_SECONDS"]))
     api.spec.components.security_scheme(
         "seatToken",
         {"type": "http", "scheme": "bearer", "description": "a seat token from POST /v1/sessions"},

@@ -14,8 +14,6 @@ from service.store.base import (
 from service.store.memory import MemoryStore
 from service.store.redis_store import RedisStore
 
-DEFAULT_TTL_SECONDS = 86400
-
 __all__ = [
     "Change",
     "Commit",
@@ -30,9 +28,9 @@ __all__ = [
 
 
 def open_store(config: Mapping[str, Any]) -> SessionStore:
-    """The store the configuration asks for: REDIS_URL selects Redis."""
-    ttl = float(config.get("SESSION_TTL_SECONDS", DEFAULT_TTL_SECONDS))
-    url = config.get("REDIS_URL")
-    if not url:
+    """The store the configuration (service.config's settings) asks for: REDIS_URL selects
+    Redis."""
+    ttl = float(config["SESSION_TTL_SECONDS"])
+    if not config["REDIS_URL"]:
         return MemoryStore(ttl)
-    return RedisStore(url, ttl, float(config.get("READY_TIMEOUT_SECONDS", 0.5)))
+    return RedisStore(config["REDIS_URL"], ttl, float(config["READY_TIMEOUT_SECONDS"]))
