@@ -1,14 +1,15 @@
 """Hosted move throughput on gunicorn + Redis next to stateless apply, in one run.
 
-    python -m bench.sessions [--seconds 8] [--games 16]
+    python -m bench.sessions [--seconds 10] [--windows 10] [--games 16]
 
 Starts its own throwaway redis-server and gunicorn with the production gunicorn.conf.py and
 REDIS_URL pointing at it. Every client thread plays its own human-vs-human session: the
 seat to move posts its move with its token on its own keep-alive connection. The moves of
 each seeded match are worked out beforehand with the engine, so the clients spend no CPU
-choosing them while measuring. Then the same threads post the very same positions to the
-stateless `apply` (whole state in, whole state out). It prints moves/s and p50/p99
-latency of both, and their ratio; the target is hosted >= 0.5 x stateless.
+choosing them while measuring. The same threads post the very same positions to the
+stateless `apply` (whole state in, whole state out), in windows alternating with the hosted
+ones so that a change in the machine's load weighs on both alike. It prints moves/s and
+p50/p99 latency of both, and their ratio; the target is hosted >= 0.5 x stateless.
 """
 
 import argparse
@@ -162,9 +163,10 @@ class Player:
         return time.perf_counter() - started, status == 200
 
 
-def run(players: list[Player], action: str, seconds: float) -> Result:
-    """Closed loop: each thread sends its next request as soon as the last answer is read."""
-    result = Result(action)
+def run(players: list[Player], action: str, seconds: float, result: Result | None = None) -> Result:
+    """Closed loop: each thread sends its next request as soon as the last answer is read.
+    Adds to `result` when given, so alternating windows sum up."""
+    result = result or Result(action)
     stop = time.perf_counter() + seconds
     lock = threading.Lock()
 
@@ -184,8 +186,18 @@ def run(players: list[Player], action: str, seconds: float) -> Result:
         thread.start()
     for thread in threads:
         thread.join()
-    result.seconds = time.perf_counter() - began
+    result.seconds += time.perf_counter() - began
     return result
+
+
+def alternate(players: list[Player], seconds: float, windows: int) -> tuple[Result, Result]:
+    """Hosted and stateless in alternating windows, so a change in the machine's load
+    during the run weighs on both alike."""
+    hosted, stateless = Result("hosted move"), Result("stateless apply")
+    for _ in range(windows):
+        run(players, "hosted_move", seconds / windows, hosted)
+        run(players, "stateless_apply", seconds / windows, stateless)
+    return hosted, stateless
 
 
 def report(results: list[Result]) -> None:
@@ -199,7 +211,8 @@ def report(results: list[Result]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=8.0, help="per measurement")
+    parser.add_argument("--seconds", type=float, default=10.0, help="per measurement")
+    parser.add_argument("--windows", type=int, default=10, help="alternations of the two")
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--games", type=int, default=16, help="concurrent games (threads)")
     parser.add_argument("--matches", type=int, default=4, help="seeded matches per thread")
@@ -217,15 +230,14 @@ def main() -> None:
             players = [Player(port, matches) for matches in schedules]
             run(players, "hosted_move", args.warmup)
             run(players, "stateless_apply", args.warmup)
-            hosted = run(players, "hosted_move", args.seconds)
-            stateless = run(players, "stateless_apply", args.seconds)
+            hosted, stateless = alternate(players, args.seconds, args.windows)
         finally:
             server.terminate()
             server.wait(timeout=20)
-    hosted.name, stateless.name = "hosted move", "stateless apply"
     workers = os.environ.get("WEB_CONCURRENCY", os.cpu_count())
     print(f"\ngunicorn.conf.py ({workers} workers) + Redis, {args.games} client threads, "
-          f"{args.seconds:g} s each after {args.warmup:g} s warm-up")  # fmt: skip
+          f"{args.seconds:g} s each in {args.windows} alternating windows, "
+          f"after {args.warmup:g} s warm-up")  # fmt: skip
     report([hosted, stateless])
     ratio = hosted.rate / stateless.rate
     print(f"\nhosted / stateless = {ratio:.2f} (target >= {TARGET})")
