@@ -141,13 +141,13 @@ def test_single_play_applied(case_id: str, preset: str) -> None:
     for take in outcomes:
         after, events = apply(state, {"card": case.play, "capture": cards(take.capture)})
         assert list(after.table) == cards(take.left)
-        assert sorted(after.captured[0]) == sorted([*state.captured[0], *cards(take.capture),
-                                                    case.play])  # fmt: skip
+        taken = [*cards(take.capture), case.play]
+        assert sorted(after.captured[0]) == sorted([*state.captured[0], *taken])
         assert after.captured[1] == state.captured[1]
         assert after.last_capturer == 0
         assert after.hands[0] == () and after.turn == 1
         capture_event = next(event for event in events if event["type"] == "capture")
-        assert capture_event["cards"] == sort_cards([*cards(take.capture), case.play])
+        assert capture_event["cards"] == sort_cards(taken)
         basra_events = [event for event in events if event["type"] == "basra"]
         if take.basra is None:
             assert basra_events == [] and after.basras == state.basras
