@@ -346,11 +346,20 @@ def test_d1_no_burying_without_initial_table_redeal() -> None:
     assert stock[:2] == ("2S", "KC")
 
 
-@pytest.mark.parametrize(("seats", "stock_sizes"), [(2, [40, 32, 24, 16, 8, 0]), (4, [32, 16, 0])])
-@pytest.mark.parametrize("preset", ["L", "E"])
-def test_d2_deal_sizes(preset: str, seats: int, stock_sizes: list[int]) -> None:
-    state = new_game(PRESET_RULES[preset], seats, "d2")
-    assert [len(hand) for hand in state.hands] == [4] * seats
+DEAL_SIZES = {
+    "2x4": (2, 4, [40, 32, 24, 16, 8, 0]),
+    "4x4": (4, 4, [32, 16, 0]),
+    "2x6": (2, 6, [36, 24, 12, 0]),
+    "4x6": (4, 6, [24, 0]),
+}
+
+
+@pytest.mark.parametrize(("seats", "hand_size", "stock_sizes"), DEAL_SIZES.values(),
+                         ids=DEAL_SIZES.keys())  # fmt: skip
+@pytest.mark.parametrize("preset", ["levantine", "egyptian"])
+def test_d2_deal_sizes(preset: str, seats: int, hand_size: int, stock_sizes: list[int]) -> None:
+    state = new_game(rules_with(preset, hand_size=hand_size), seats, "d2")
+    assert [len(hand) for hand in state.hands] == [hand_size] * seats
     assert len(state.table) == 4
     seen = [len(state.stock)]
     while state.round == 1:
@@ -359,7 +368,7 @@ def test_d2_deal_sizes(preset: str, seats: int, stock_sizes: list[int]) -> None:
         for event in events:
             if event["type"] == "deal" and event["round"] == 1:
                 seen.append(event["stock"])
-                assert [len(hand) for hand in state.hands] == [4] * seats
+                assert [len(hand) for hand in state.hands] == [hand_size] * seats
                 assert set(state.table) <= {*table, move.card}, "a deal put a card on the table"
     assert seen == stock_sizes
 
