@@ -78,5 +78,15 @@ def test_the_embedded_default_keeps_sessions_with_several_workers_asked_for(tmp_
         seats = holders(base, created.json())
         for _ in range(20):
             assert seats[0].get().status_code == 200
-        seats[0].http.close()
+        # A long poll on the in-process store wakes when the other seat moves.
+        waiting: list[requests.Response] = []
+        poller = threading.Thread(target=lambda: waiting.append(seats[1].events(0)))
+        poller.start()
+        time.sleep(0.3)
+        move = chosen(seats[0].get().json()["moves"], 0)
+        assert seats[0].move(move, 0).status_code == 200
+        poller.join()
+        assert waiting[0].json()[0]["card"] == move["card"]
+        for seat in seats.values():
+            seat.http.close()
         assert requests.get(f"{base}/readyz", timeout=5).status_code == 200
