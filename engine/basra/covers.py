@@ -89,19 +89,20 @@ def every_cover(target: int, vector: int) -> frozenset[int]:
     return frozenset(found)
 
 
+def splits_into(vector: int, target: int) -> bool:
+    """Whether every card in `vector` goes into disjoint groups summing to `target`."""
+    cards = sum(count_of(vector, value) for value in range(1, 11))
+    if vector >> (FIELD * (target + 1)):
+        return False
+    lower = vector & (unit(target) - 1)
+    return count_of(vector, target) + largest_covers(target, lower)[0] == cards
+
+
 def splits_evenly(vector: int, total: int) -> bool:
     """Whether the numerals in `vector` split into disjoint groups of one common sum
     between 1 and 10 (the wild seven of diamonds, spec §6.3)."""
-    cards = sum(count_of(vector, value) for value in range(1, 11))
     highest = max(value for value in range(1, 11) if count_of(vector, value))
-    for target in range(highest, 11):
-        if total % target:
-            continue
-        singles = count_of(vector, target)
-        rest = vector & (unit(target) - 1)
-        if singles + largest_covers(target, rest)[0] == cards:
-            return True
-    return False
+    return any(splits_into(vector, target) for target in range(highest, 11) if total % target == 0)
 
 
 def expand(used: int, by_value: dict[int, list[str]]) -> list[tuple[str, ...]]:

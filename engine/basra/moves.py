@@ -5,6 +5,7 @@ from typing import NamedTuple
 
 from engine.basra import covers
 from engine.basra.rules import Rules
+from engine.basra.state import StateError
 from engine.cards import ORDER, SEVEN_OF_DIAMONDS, VALUE
 
 
@@ -65,19 +66,48 @@ def basra_points(
     return rules.basra_points if len(capture) == len(table) else None
 
 
+def make_move(
+    card: str, capture: tuple[str, ...], table: tuple[str, ...], rules: Rules, final: bool
+) -> Move:
+    points = basra_points(card, table, capture, rules) if capture else None
+    if points is None:
+        return Move(card, capture)
+    counts = not final or rules.last_card_basra_counts
+    return Move(card, capture, True, points if counts else 0)
+
+
 def card_moves(card: str, table: tuple[str, ...], rules: Rules, final: bool) -> list[Move]:
     """Every legal move of one card; `final` when it is the last card of the round."""
-    moves = []
-    for capture in captures(card, table, rules):
-        points = basra_points(card, table, capture, rules)
-        if points is None:
-            moves.append(Move(card, capture))
-        else:
-            counts = not final or rules.last_card_basra_counts
-            moves.append(Move(card, capture, True, points if counts else 0))
+    moves = [
+        make_move(card, capture, table, rules, final) for capture in captures(card, table, rules)
+    ]
     if not moves or not rules.forced_capture:
         moves.append(Move(card, ()))
     return moves
+
+
+def is_legal(card: str, capture: tuple[str, ...], table: tuple[str, ...], rules: Rules) -> bool:
+    """Whether the card may take `capture` (canonical order), without listing every
+    alternative: under `any_family` the list can run to millions."""
+    if not capture:
+        return not rules.forced_capture or not can_capture(card, table, rules)
+    if takes_by_sum(card, table, rules) and rules.capture_policy == "any_family":
+        in_table = set(capture) <= set(table) and all(VALUE[other] for other in capture)
+        vector = sum(covers.unit(VALUE[other]) for other in capture)
+        return in_table and covers.splits_into(vector, VALUE[card])
+    return capture in captures(card, table, rules)
+
+
+def can_capture(card: str, table: tuple[str, ...], rules: Rules) -> bool:
+    if takes_by_sum(card, table, rules):
+        return bool(sum_captures(VALUE[card], table, "max_cards"))
+    return bool(captures(card, table, rules))
+
+
+def takes_by_sum(card: str, table: tuple[str, ...], rules: Rules) -> bool:
+    """A numeral on a table where no special rule (§5.3-§5.5) decides its capture."""
+    lone_seven = is_lone_wild_seven(table, rules) and card[0] != "J"
+    return bool(table) and VALUE[card] > 0 and not lone_seven and not sweeps(card, rules)
 
 
 def captures(card: str, table: tuple[str, ...], rules: Rules) -> list[tuple[str, ...]]:
@@ -94,6 +124,15 @@ def captures(card: str, table: tuple[str, ...], rules: Rules) -> list[tuple[str,
     return list(sum_captures(VALUE[card], table, rules.capture_policy))
 
 
+# Under `any_family` a card may take any cover, up to 2**n of them for n candidate table
+# cards; past this many candidates a listing would run to megabytes, so it is refused.
+ANY_FAMILY_CANDIDATES = 14
+
+
+class TooManyMoves(StateError):
+    """Listing every legal move would be unreasonably large (house rule `any_family`)."""
+
+
 @lru_cache(maxsize=1 << 16)
 def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple[str, ...], ...]:
     """Cached: legal-move listing and applying the chosen move ask for the same table."""
@@ -108,6 +147,14 @@ def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple
         lower = vector & (covers.unit(value) - 1)
         found = [used + (vector - lower) for used in covers.largest_covers(value, lower)[1]]
     else:
+        candidates = sum(map(len, by_value.values()))
+        if candidates > ANY_FAMILY_CANDIDATES:
+            raise TooManyMoves(
+                "table",
+                f"capture_policy any_family: {candidates} table cards could join a capture "
+                f"by {value}, too many legal moves to list (at most "
+                f"{ANY_FAMILY_CANDIDATES}); apply a move naming its capture instead",
+            )
         found = list(covers.every_cover(value, vector))
     return tuple(
         sorted(

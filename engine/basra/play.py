@@ -5,7 +5,14 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from engine.basra.moves import Move, canonical, card_moves
+from engine.basra.moves import (
+    Move,
+    TooManyMoves,
+    canonical,
+    card_moves,
+    is_legal,
+    make_move,
+)
 from engine.basra.rules import INITIAL_TABLE, Rules
 from engine.basra.scoring import final_breakdown, running_breakdown
 from engine.basra.state import MATCH_OVER, PLAYING, SIDES, State, side_of, sorted_list
@@ -120,17 +127,21 @@ def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
         raise MoveError("move.card", str(error)) from error
     if card not in hand:
         raise MoveError("move.card", f"card not in hand: {card}")
-    options = card_moves(card, state.table, state.rules, is_final_card(state))
+    final = is_final_card(state)
     if capture is None:
+        options = card_moves(card, state.table, state.rules, final)
         if len(options) == 1:
             return options[0]
         raise MoveError(
             "move.capture", f"{card} has several legal outcomes; name one: {captures_of(options)}"
         )
-    for option in options:
-        if option.capture == capture:
-            return option
-    raise MoveError("move.capture", f"capture not legal for {card}; legal: {captures_of(options)}")
+    if is_legal(card, capture, state.table, state.rules):
+        return make_move(card, capture, state.table, state.rules, final)
+    try:
+        legal = captures_of(card_moves(card, state.table, state.rules, final))
+    except TooManyMoves:
+        legal = "too many to list"
+    raise MoveError("move.capture", f"capture not legal for {card}; legal: {legal}")
 
 
 def captures_of(options: list[Move]) -> list[list[str]]:

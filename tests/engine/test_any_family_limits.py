@@ -1,0 +1,53 @@
+"""The house rule `any_family` lists every cover: a big table must neither stall the
+engine nor stop play (named captures are checked without listing)."""
+
+import pytest
+
+from engine.basra import MoveError, Rules, StateError, apply, legal_moves, new_game
+from engine.basra.moves import ANY_FAMILY_CANDIDATES
+from engine.cards import VALUE
+
+HOUSE = {"forced_capture": False, "capture_policy": "any_family", "seven_diamonds_mode": "plain"}
+
+
+@pytest.fixture(scope="module")
+def crowded():
+    """Lay every card (legal without forced capture) until listing is refused."""
+    state = new_game(Rules.from_json({"preset": "levantine", **HOUSE}), 2, "crowded")
+    while True:
+        try:
+            moves = legal_moves(state)
+        except StateError:
+            return state
+        state, _ = apply(state, next(move for move in moves if not move.capture))
+
+
+def test_listing_a_huge_any_family_table_is_refused_naming_the_table(crowded):
+    with pytest.raises(StateError) as refused:
+        legal_moves(crowded)
+    assert refused.value.path == "table"
+    assert str(ANY_FAMILY_CANDIDATES) in refused.value.reason
+
+
+def test_a_named_capture_still_applies_on_a_huge_table(crowded):
+    hand, table = crowded.hands[crowded.turn], crowded.table
+    played = next(
+        (card, (a, b))
+        for card in hand
+        for a in table
+        for b in table
+        if a < b and VALUE[card] and VALUE[a] and VALUE[b] and VALUE[a] + VALUE[b] == VALUE[card]
+    )
+    card, pair = played
+    after, events = apply(crowded, {"card": card, "capture": list(pair)})
+    assert set(pair).isdisjoint(after.table)
+    assert events[1]["type"] == "capture"
+
+
+def test_an_illegal_named_capture_is_refused_and_a_lay_accepted(crowded):
+    card = crowded.hands[crowded.turn][0]
+    lone = next(other for other in crowded.table if VALUE[other] and VALUE[other] != VALUE[card])
+    with pytest.raises(MoveError, match="capture not legal"):
+        apply(crowded, {"card": card, "capture": [lone]})
+    after, _ = apply(crowded, {"card": card, "capture": []})
+    assert after.table[-1] == card
