@@ -11,6 +11,8 @@ from flask_smorest.utils import prepare_response
 from marshmallow import Schema, fields
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from engine.errors import GameError
+
 PROBLEM_JSON = "application/problem+json"
 ROOT = "body"  # the JSON path of the request body itself, for errors about the whole body
 
@@ -156,3 +158,9 @@ def install_problems(app: flask.Flask) -> None:
     @app.errorhandler(Problem)
     def answer_problem(error: Problem) -> flask.Response:
         return problem(error.status, error.detail, error.errors, error.headers)
+
+    @app.errorhandler(GameError)
+    def answer_game_error(error: GameError) -> flask.Response:
+        """A state the game read but cannot serve, e.g. too many `any_family` moves to list."""
+        path = error.path if error.path.startswith("state") else f"state.{error.path}"
+        return problem(422, f"{path}: {error.reason}", {path: [error.reason]})

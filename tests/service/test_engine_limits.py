@@ -1,0 +1,25 @@
+"""A state the engine reads but will not list moves for is a 422, never a 500."""
+
+from engine.basra import Rules, StateError, apply, legal_moves, new_game
+from service import create_app
+
+
+def test_too_many_any_family_moves_is_a_problem_naming_the_table():
+    rules = Rules.from_json(
+        {"preset": "levantine", "forced_capture": False, "capture_policy": "any_family"}
+    )
+    state = new_game(rules, 2, "crowded")
+    while True:
+        try:
+            moves = legal_moves(state)
+        except StateError:
+            break
+        state, _ = apply(state, next(move for move in moves if not move.capture))
+    answer = (
+        create_app()
+        .test_client()
+        .post("/v1/games/basra/legal-moves", json={"state": state.to_json()})
+    )
+    assert answer.status_code == 422
+    assert answer.mimetype == "application/problem+json"
+    assert list(answer.json["errors"]) == ["state.table"]
