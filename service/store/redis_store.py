@@ -26,8 +26,10 @@ from redis.retry import Retry
 
 from service.store.base import Change, Commit, Outcome, Session, SessionStore, StoreUnavailable
 
-SOCKET_TIMEOUT = 2.0
-CONNECT_TIMEOUT = 1.0
+# Short enough that a hung Redis soon turns into 503s, long enough that a busy machine
+# (many long polls connecting at once, a loaded CPU) does not.
+SOCKET_TIMEOUT = 5.0
+CONNECT_TIMEOUT = 2.0
 
 # KEYS: session, events, answers. ARGV: ttl ms. Returns the session hash, flat.
 LOAD = """
