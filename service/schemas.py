@@ -374,7 +374,7 @@ class StaleVersionProblem(ProblemSchema):
 class SessionEventsQuery(Schema):
     after = fields.Integer(
         load_default=0,
-        validate=validate.Range(min=0),
+        validate=validate.Range(min=0, max=2**53 - 1),
         metadata={"description": "a version: the events of the moves after it"},
     )
 
