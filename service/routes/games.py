@@ -54,7 +54,9 @@ def read_move(game: Game, state: Any, data: Mapping[str, Any]) -> Any:
     try:
         return game.read_move(state, named)
     except GameError as error:
-        raise invalid(under("move", error.path), error.reason) from error
+        # A move's errors are named under "move"; anything else is about the state.
+        prefix = "move" if error.path.startswith("move") else "state"
+        raise invalid(under(prefix, error.path), error.reason) from error
 
 
 def rules_path(path: str) -> str:

@@ -267,3 +267,29 @@ def test_view_of_a_seat_the_game_does_not_have_is_a_422(client):
     state = new_state(client)
     assert "seat" in rejected(client, "view", {"state": state, "seat": 2})
     assert "seat" in rejected(client, "view", {"state": state, "seat": -1})
+
+
+def crowded_any_family_state(client) -> dict:
+    """Cards laid down until the table holds more than the engine will list captures for."""
+    rules = {"forced_capture": False, "capture_policy": "any_family"}
+    state = new_state(client, seed="crowded", rules=rules)
+    while True:
+        response = client.post("/v1/games/basra/legal-moves", json={"state": state})
+        if response.status_code == 422:
+            return state
+        lay = next(move for move in response.get_json()["moves"] if not move["capture"])
+        state = post(client, "apply", {"state": state, "move": lay})["state"]
+
+
+def test_a_state_with_too_many_moves_to_list_is_named_under_state_and_still_playable(client):
+    state = crowded_any_family_state(client)
+    assert list(rejected(client, "legal-moves", {"state": state})) == ["state.table"]
+    statuses, named = set(), set()
+    for card in state["hands"][state["turn"]]:
+        move = {"card": card, "capture": []}
+        response = client.post("/v1/games/basra/apply", json={"state": state, "move": move})
+        statuses.add(response.status_code)
+        if response.status_code == 422:
+            named |= set(response.get_json()["errors"])
+    assert 200 in statuses and statuses <= {200, 422}, statuses
+    assert named <= {"state.table", "move.capture"}, named
