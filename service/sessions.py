@@ -9,6 +9,7 @@ events are public by construction (no hand contents) and tagged with their versi
 
 import hashlib
 import hmac
+import re
 import secrets
 import threading
 from collections import OrderedDict
@@ -31,6 +32,7 @@ from service.store import Change, Outcome, Session, SessionStore
 ALPHABET = "0123456789abefgijklmnopqrtuvwxyz"
 TOKEN_LENGTH = 52  # 260 bits
 ID_LENGTH = 26  # 130 bits
+ISSUED_ID = re.compile(f"[{ALPHABET}]{{{ID_LENGTH}}}")
 SEED_BYTES = 16
 MAX_KEY_LENGTH = 255
 AUTH_SCHEME = "bearer"
@@ -327,7 +329,8 @@ class Sessions:
         self, session_id: str, authorization: str | None
     ) -> tuple[Session, list[dict[str, Any]], int]:
         """The session as stored (404 when there is none) and the token's seat (401)."""
-        session = self.store.load(session_id)
+        # An id this service cannot have issued is not looked up (nor used in a key name).
+        session = self.store.load(session_id) if ISSUED_ID.fullmatch(session_id) else None
         if session is None:
             self.recent.drop(session_id)
             raise not_found(session_id)
