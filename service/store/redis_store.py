@@ -30,6 +30,9 @@ from service.store.base import Change, Commit, Outcome, Session, SessionStore, S
 # (many long polls connecting at once, a loaded CPU) does not.
 SOCKET_TIMEOUT = 5.0
 CONNECT_TIMEOUT = 2.0
+# Each waiting long poll holds a pub/sub connection from the pool: room for gunicorn's
+# worker_connections (1000 per gevent worker) and the commands running beside them.
+MAX_CONNECTIONS = 4096
 
 # KEYS: session, events, answers. ARGV: ttl ms. Returns the session hash, flat.
 LOAD = """
@@ -99,6 +102,7 @@ class RedisStore(SessionStore):
             socket_connect_timeout=CONNECT_TIMEOUT,
             retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 1),
             health_check_interval=30,
+            max_connections=MAX_CONNECTIONS,
         )
         # Its own connection and short timeouts: a readiness probe must answer fast.
         self._probe = redis.Redis.from_url(

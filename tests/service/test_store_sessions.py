@@ -207,3 +207,21 @@ def test_redis_going_away_is_unavailable_until_it_returns(redis_server, redis_ur
     store.create(session("s2"))
     assert store.commit("s2", change(0, '["a"]')).outcome is Outcome.APPLIED
     store.close()
+
+
+def test_more_long_polls_than_a_default_redis_pool_all_wake(redis_url):
+    """redis-py pools hold 100 connections by default; each waiting poll holds one."""
+    store = RedisStore(redis_url, 60)
+    store.create(session())
+    woken: list = []
+    pollers = [
+        threading.Thread(target=lambda: woken.append(store.events("s1", 0, 20))) for _ in range(150)
+    ]
+    for poller in pollers:
+        poller.start()
+    time.sleep(1.0)
+    assert store.commit("s1", change(0, '["a"]')).outcome is Outcome.APPLIED
+    for poller in pollers:
+        poller.join()
+    assert woken == [['["a"]']] * 150
+    store.close()
