@@ -1,14 +1,8 @@
-"""A thin hosted-session client over real HTTP; the app on a real socket or real gunicorn."""
+"""A thin hosted-session client over real HTTP; the app on a real socket."""
 
-import os
-import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import requests
@@ -78,47 +72,3 @@ def chosen(moves: list[dict[str, Any]], turn: int) -> dict[str, Any]:
     """A legal move picked from the list the server offers, varied by the turn number."""
     move = moves[turn % len(moves)]
     return {"card": move["card"], "capture": move["capture"]}
-
-
-ROOT = Path(__file__).resolve().parents[2]
-GUNICORN = Path(sys.executable).with_name("gunicorn")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextmanager
-def gunicorn(log: Path, **settings: str) -> Iterator[str]:
-    """Real gunicorn with the production gunicorn.conf.py and these environment settings
-    (REDIS_URL only when given); yields its URL once /livez answers."""
-    port = free_port()
-    env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
-    env.update(HOST="127.0.0.1", PORT=str(port), LOG_LEVEL="warning", **settings)
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [str(GUNICORN), "-c", "gunicorn.conf.py"], cwd=ROOT, env=env, stdout=out, stderr=out
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_live(base, server)
-        yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
-
-
-def wait_until_live(base: str, server: subprocess.Popen, limit: float = 30.0) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with status {server.returncode}")
-        try:
-            if requests.get(f"{base}/livez", timeout=1).status_code == 200:
-                return
-        except (requests.ConnectionError, requests.Timeout):
-            pass  # not listening yet, or the worker is still importing the app
-        time.sleep(0.1)
-    raise TimeoutError("gunicorn did not come up")

@@ -1,61 +1,23 @@
 """Real gunicorn with gunicorn.conf.py on a free port: a whole match over real HTTP."""
 
 import json
-import os
 import random
-import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 import requests
 
-ROOT = Path(__file__).resolve().parents[2]
-GUNICORN = Path(sys.executable).with_name("gunicorn")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_until_live(base: str, server: subprocess.Popen, deadline: float = 20.0) -> None:
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if server.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {server.returncode}")
-        try:
-            if requests.get(f"{base}/livez", timeout=1).status_code == 200:
-                return
-        except requests.RequestException:
-            time.sleep(0.1)
-    raise TimeoutError("gunicorn did not come up")
+from tests.gunicorn_server import gunicorn as serve
 
 
 @pytest.fixture(scope="module", params=["default", "gthread"])
 def gunicorn(request, tmp_path_factory):
     """The production configuration without Redis, with its default worker class and with
     threads; yields (base URL, log path)."""
-    port = free_port()
     log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
-    env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
-    env.update(PORT=str(port), HOST="127.0.0.1", GUNICORN_THREADS="4")
-    if request.param != "default":
-        env["GUNICORN_WORKER_CLASS"] = request.param
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [str(GUNICORN), "-c", "gunicorn.conf.py"], cwd=ROOT, env=env, stdout=out, stderr=out
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_live(base, server)
-        yield base, log
-    finally:
-        server.terminate()
-        server.wait(timeout=15)
+    worker = {} if request.param == "default" else {"GUNICORN_WORKER_CLASS": request.param}
+    with serve(log, within=20.0, GUNICORN_THREADS="4", **worker) as server:
+        yield server.url, server.log
 
 
 def call(session: requests.Session, base: str, action: str, body: dict) -> dict:

@@ -6,15 +6,20 @@ import time
 import pytest
 import requests
 
-from tests.service.sessions_client import Seat, chosen, create, gunicorn
+from tests.gunicorn_server import gunicorn
+from tests.service.sessions_client import Seat, chosen, create
 
 
 @pytest.fixture
 def served(redis_url, tmp_path):
     with gunicorn(
-        tmp_path / "gunicorn.log", REDIS_URL=redis_url, WEB_CONCURRENCY="2", LONG_POLL_SECONDS="6"
-    ) as base:
-        yield base
+        tmp_path / "gunicorn.log",
+        REDIS_URL=redis_url,
+        WEB_CONCURRENCY="2",
+        LONG_POLL_SECONDS="6",
+        LOG_LEVEL="warning",
+    ) as server:
+        yield server.url
 
 
 def holders(base: str, answer: dict) -> dict[int, Seat]:
@@ -77,7 +82,8 @@ def test_many_waiting_long_polls_do_not_hold_up_moves(served):
 
 
 def test_the_embedded_default_keeps_sessions_with_several_workers_asked_for(tmp_path):
-    with gunicorn(tmp_path / "gunicorn.log", WEB_CONCURRENCY="2") as base:
+    with gunicorn(tmp_path / "gunicorn.log", WEB_CONCURRENCY="2", LOG_LEVEL="warning") as server:
+        base = server.url
         created = create(base, [{"type": "human"}, {"type": "human"}], seed="embedded")
         assert created.status_code == 201
         seats = holders(base, created.json())
