@@ -1,31 +1,11 @@
 """Property-based calls generated from the checked-in openapi.yaml (valid and invalid data):
 never a 5xx, and every answer matches the document (status, content type, body)."""
 
-from pathlib import Path
-
-import schemathesis
 from hypothesis import HealthCheck, settings
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_headers_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
-from service import create_app
+from tests.service.openapi_conformance import CHECKS, served_schema
 
-OPENAPI = Path(__file__).resolve().parents[2] / "openapi.yaml"
-CHECKS = [
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_headers_conformance,
-    response_schema_conformance,
-]
-
-schema = schemathesis.openapi.from_path(OPENAPI).include(path_regex=r"^/(v1/games|livez|readyz)")
-schema.app = create_app({"REDIS_URL": None})
+schema = served_schema(r"^/(v1/games|livez|readyz)", {"REDIS_URL": None})
 
 
 @schema.parametrize()
