@@ -15,42 +15,22 @@ import argparse
 import http.client
 import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import timeit
-from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
+from bench.harness import JSON, Load, Result, closed_loop, in_turn, post, report
 from engine.game import get_game
 from service.schemas import ApplyRequest, BasraStateSchema, StateRequest
+from tests.gunicorn_server import gunicorn
 
-ROOT = Path(__file__).resolve().parents[1]
 TARGET = 0.6  # legal-moves must reach this share of the echo floor
 SLICE_SECONDS = 0.5
-
-
-@dataclass
-class Result:
-    name: str
-    requests: int
-    seconds: float
-    latencies: list[float]
-    failures: int
-
-    @property
-    def rate(self) -> float:
-        return self.requests / self.seconds
-
-    def percentile(self, share: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000
 
 
 def corpus(size: int, seed: int = 7) -> list[tuple[dict, dict]]:
@@ -72,87 +52,34 @@ def corpus(size: int, seed: int = 7) -> list[tuple[dict, dict]]:
     return pairs
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+class Poster:
+    """One keep-alive connection posting the bodies in turn, from its own offset on."""
+
+    def __init__(self, port: int, path: str, bodies: list[bytes], first: int, step: int) -> None:
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.path, self.bodies = path, bodies
+        self.turn, self.step = first, step
+
+    def __call__(self) -> tuple[float, bool]:
+        started = time.perf_counter()
+        body = self.bodies[self.turn % len(self.bodies)]
+        status, _ = post(self.connection, self.path, body, JSON)
+        self.turn += self.step
+        return time.perf_counter() - started, status == 200
 
 
-def start_gunicorn(port: int, log: Path) -> subprocess.Popen:
-    env = {**os.environ, "PORT": str(port), "HOST": "127.0.0.1", "BENCH_ECHO": "1"}
-    gunicorn = Path(sys.executable).with_name("gunicorn")
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [str(gunicorn), "-c", "gunicorn.conf.py"], cwd=ROOT, env=env, stdout=out, stderr=out
-        )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"gunicorn exited; see {log}")
+def hammer(port: int, path: str, bodies: list[bytes], connections: int) -> Load:
+    """`connections` fresh keep-alive clients posting the bodies to `path`, together."""
+
+    def load(seconds: float, result: Result) -> Result:
+        posters = [Poster(port, path, bodies, i, connections) for i in range(connections)]
         try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            connection.request("GET", "/livez")
-            if connection.getresponse().status == 200:
-                connection.close()
-                return server
-        except OSError:
-            time.sleep(0.1)
-    server.terminate()
-    raise TimeoutError("gunicorn did not come up")
+            return closed_loop(posters, seconds, result)
+        finally:
+            for poster in posters:
+                poster.connection.close()
 
-
-def hammer(port: int, path: str, bodies: list[bytes], seconds: float, connections: int) -> Result:
-    """Closed loop: each thread sends its next body as soon as the previous answer is read."""
-    stop = time.perf_counter() + seconds
-    latencies: list[list[float]] = [[] for _ in range(connections)]
-    failures = [0] * connections
-    headers = {"Content-Type": "application/json"}
-
-    def client(index: int) -> None:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        mine, failed = latencies[index], 0
-        turn = index
-        while (start := time.perf_counter()) < stop:
-            connection.request("POST", path, bodies[turn % len(bodies)], headers)
-            response = connection.getresponse()
-            response.read()
-            mine.append(time.perf_counter() - start)
-            failed += response.status != 200
-            turn += connections
-        failures[index] = failed
-        connection.close()
-
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(connections)]
-    began = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - began
-    every = [latency for mine in latencies for latency in mine]
-    return Result(path, len(every), elapsed, every, sum(failures))
-
-
-def interleaved(
-    port: int, runs: list[tuple[str, str, list[bytes]]], seconds: float, connections: int
-) -> list[Result]:
-    """Every endpoint in short slices taken in turn, so a load that comes and goes on the
-    machine weighs on an endpoint and on its floor alike."""
-    slices = max(1, round(seconds / SLICE_SECONDS))
-    parts: list[list[Result]] = [[] for _ in runs]
-    for _ in range(slices):
-        for part, (_, path, bodies) in zip(parts, runs):
-            part.append(hammer(port, path, bodies, seconds / slices, connections))
-    return [
-        Result(
-            name=name,
-            requests=sum(result.requests for result in part),
-            seconds=sum(result.seconds for result in part),
-            latencies=[latency for result in part for latency in result.latencies],
-            failures=sum(result.failures for result in part),
-        )
-        for part, (name, _, _) in zip(parts, runs)
-    ]
+    return load
 
 
 def state_check_cost(pairs: list[tuple[dict, dict]]) -> list[tuple[str, float]]:
@@ -170,15 +97,6 @@ def state_check_cost(pairs: list[tuple[dict, dict]]) -> list[tuple[str, float]]:
     ]
 
 
-def report(results: list[Result]) -> None:
-    print(f"{'endpoint':<30}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'failed':>8}")
-    for result in results:
-        print(
-            f"{result.name:<30}{result.rate:>10.0f}{result.percentile(0.5):>10.2f}"
-            f"{result.percentile(0.99):>10.2f}{result.failures:>8}"
-        )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="per endpoint")
@@ -193,26 +111,28 @@ def main() -> None:
     ApplyRequest().load(orjson.loads(apply_bodies[0]))  # the corpus speaks the API
     print(f"corpus: {len(pairs)} states, mean body {statistics.mean(map(len, apply_bodies)):.0f} B")
 
-    port = free_port()
+    # A REDIS_URL in the shell reaches gunicorn, as it always has: the worker count follows it.
+    redis = {"REDIS_URL": os.environ["REDIS_URL"]} if "REDIS_URL" in os.environ else {}
     with tempfile.TemporaryDirectory() as scratch:
-        server = start_gunicorn(port, Path(scratch) / "gunicorn.log")
-        try:
+        log = Path(scratch) / "gunicorn.log"
+        with gunicorn(log, BENCH_ECHO="1", **redis) as server:
             runs = [
                 ("legal-moves", "/v1/games/basra/legal-moves", legal_bodies),
                 ("echo of legal-moves bodies", "/bench/echo", legal_bodies),
                 ("apply", "/v1/games/basra/apply", apply_bodies),
                 ("echo of apply bodies", "/bench/echo", apply_bodies),
             ]
-            for _, path, bodies in runs:
-                hammer(port, path, bodies, args.warmup, args.connections)
-            results = interleaved(port, runs, args.seconds, args.connections)
-        finally:
-            server.terminate()
-            server.wait(timeout=15)
+            loads = [
+                (name, hammer(server.port, path, bodies, args.connections))
+                for name, path, bodies in runs
+            ]
+            in_turn(loads, args.warmup, 1)  # the warm-up, not reported
+            slices = max(1, round(args.seconds / SLICE_SECONDS))
+            results = in_turn(loads, args.seconds, slices)
 
     print(f"\n{args.connections} connections, {args.seconds:g} s each after {args.warmup:g} s "
           "warm-up, production gunicorn.conf.py")  # fmt: skip
-    report(results)
+    report(results, "endpoint", 30, "req/s")
     legal, legal_echo, apply, apply_echo = results
     ratio = legal.rate / legal_echo.rate
     print(f"\nlegal-moves / echo = {ratio:.2f} (target >= {TARGET})")

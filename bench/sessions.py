@@ -15,24 +15,22 @@ p50/p99 latency of both, and their ratio; the target is hosted >= 0.5 x stateles
 import argparse
 import http.client
 import os
-import socket
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import orjson
 
+from bench.harness import JSON, closed_loop, in_turn, post, report
 from engine.game import get_game
+from tests.gunicorn_server import gunicorn
 from tests.redis_server import RedisServer
 
-ROOT = Path(__file__).resolve().parents[1]
 TARGET = 0.5
 RULES = {"preset": "levantine"}
-JSON = {"Content-Type": "application/json"}
 
 
 @dataclass
@@ -41,22 +39,6 @@ class Match:
 
     seed: str
     steps: list[tuple[int, dict, dict]]
-
-
-@dataclass
-class Result:
-    name: str
-    seconds: float = 0.0
-    latencies: list[float] = field(default_factory=list)
-    failures: int = 0
-
-    @property
-    def rate(self) -> float:
-        return len(self.latencies) / self.seconds
-
-    def percentile(self, share: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000
 
 
 def play_out(seed: str) -> Match:
@@ -69,44 +51,6 @@ def play_out(seed: str) -> Match:
         steps.append((mover, game.write_move(state, move), game.write(state)))
         state, _ = game.apply(state, move)
     return Match(seed, steps)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_gunicorn(port: int, redis_url: str, log: Path) -> subprocess.Popen:
-    env = {**os.environ, "PORT": str(port), "HOST": "127.0.0.1", "REDIS_URL": redis_url}
-    env["LOG_LEVEL"] = "warning"
-    gunicorn = Path(sys.executable).with_name("gunicorn")
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [str(gunicorn), "-c", "gunicorn.conf.py", "--access-logfile", "/dev/null"],
-            cwd=ROOT, env=env, stdout=out, stderr=out,
-        )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"gunicorn exited; see {log}")
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            connection.request("GET", "/readyz")
-            if connection.getresponse().status == 200:
-                connection.close()
-                return server
-        except OSError:
-            pass
-        time.sleep(0.1)
-    server.terminate()
-    raise TimeoutError("gunicorn did not come up")
-
-
-def post(connection: http.client.HTTPConnection, path: str, body: bytes, headers: dict) -> tuple:
-    connection.request("POST", path, body, headers)
-    response = connection.getresponse()
-    return response.status, response.read()
 
 
 class Player:
@@ -163,52 +107,6 @@ class Player:
         return time.perf_counter() - started, status == 200
 
 
-def run(players: list[Player], action: str, seconds: float, result: Result | None = None) -> Result:
-    """Closed loop: each thread sends its next request as soon as the last answer is read.
-    Adds to `result` when given, so alternating windows sum up."""
-    result = result or Result(action)
-    stop = time.perf_counter() + seconds
-    lock = threading.Lock()
-
-    def client(player: Player) -> None:
-        latencies, failures = [], 0
-        while time.perf_counter() < stop:
-            latency, ok = getattr(player, action)()
-            latencies.append(latency)
-            failures += not ok
-        with lock:
-            result.latencies += latencies
-            result.failures += failures
-
-    threads = [threading.Thread(target=client, args=(player,)) for player in players]
-    began = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    result.seconds += time.perf_counter() - began
-    return result
-
-
-def alternate(players: list[Player], seconds: float, windows: int) -> tuple[Result, Result]:
-    """Hosted and stateless in alternating windows, so a change in the machine's load
-    during the run weighs on both alike."""
-    hosted, stateless = Result("hosted move"), Result("stateless apply")
-    for _ in range(windows):
-        run(players, "hosted_move", seconds / windows, hosted)
-        run(players, "stateless_apply", seconds / windows, stateless)
-    return hosted, stateless
-
-
-def report(results: list[Result]) -> None:
-    print(f"{'':<22}{'moves/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'moves':>8}{'failed':>8}")
-    for result in results:
-        print(
-            f"{result.name:<22}{result.rate:>10.0f}{result.percentile(0.5):>10.2f}"
-            f"{result.percentile(0.99):>10.2f}{len(result.latencies):>8}{result.failures:>8}"
-        )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="per measurement")
@@ -224,21 +122,22 @@ def main() -> None:
     moves = sum(len(match.steps) for matches in schedules for match in matches)
     print(f"{args.games} games, {moves} moves worked out in advance")
     with tempfile.TemporaryDirectory() as scratch, RedisServer(Path(scratch) / "redis") as redis:
-        port = free_port()
-        server = start_gunicorn(port, redis.url, Path(scratch) / "gunicorn.log")
-        try:
-            players = [Player(port, matches) for matches in schedules]
-            run(players, "hosted_move", args.warmup)
-            run(players, "stateless_apply", args.warmup)
-            hosted, stateless = alternate(players, args.seconds, args.windows)
-        finally:
-            server.terminate()
-            server.wait(timeout=20)
+        log = Path(scratch) / "gunicorn.log"
+        options = ("--access-logfile", "/dev/null")
+        settings = {"REDIS_URL": redis.url, "LOG_LEVEL": "warning"}
+        with gunicorn(log, *options, ready="/readyz", **settings) as server:
+            players = [Player(server.port, matches) for matches in schedules]
+            loads = [
+                ("hosted move", partial(closed_loop, [p.hosted_move for p in players])),
+                ("stateless apply", partial(closed_loop, [p.stateless_apply for p in players])),
+            ]
+            in_turn(loads, args.warmup, 1)  # the warm-up, not reported
+            hosted, stateless = in_turn(loads, args.seconds, args.windows)
     workers = os.environ.get("WEB_CONCURRENCY", os.cpu_count())
     print(f"\ngunicorn.conf.py ({workers} workers) + Redis, {args.games} client threads, "
           f"{args.seconds:g} s each in {args.windows} alternating windows, "
           f"after {args.warmup:g} s warm-up")  # fmt: skip
-    report([hosted, stateless])
+    report([hosted, stateless], "", 22, "moves/s", count="moves")
     ratio = hosted.rate / stateless.rate
     print(f"\nhosted / stateless = {ratio:.2f} (target >= {TARGET})")
     if hosted.failures or stateless.failures:

@@ -1,0 +1,91 @@
+"""What the HTTP benchmarks share: closed-loop clients, the loads they put on the server in
+slices taken in turn, what they measured and the table that reports it."""
+
+import http.client
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+JSON = {"Content-Type": "application/json"}
+
+# One request sent and its answer read: (seconds it took, answered as expected).
+Send = Callable[[], tuple[float, bool]]
+
+
+@dataclass
+class Result:
+    name: str
+    seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    failures: int = 0
+
+    @property
+    def rate(self) -> float:
+        return len(self.latencies) / self.seconds
+
+    def percentile(self, share: float) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000
+
+
+# A load put on the server for some seconds, adding what it measured to a Result.
+Load = Callable[[float, Result], Result]
+
+
+def post(
+    connection: http.client.HTTPConnection, path: str, body: bytes, headers: dict[str, str]
+) -> tuple[int, bytes]:
+    connection.request("POST", path, body, headers)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+def closed_loop(senders: list[Send], seconds: float, result: Result) -> Result:
+    """Closed loop: a thread per sender sends its next request as soon as the last answer
+    is read. Adds to `result`, so slices taken in turn sum up."""
+    stop = time.perf_counter() + seconds
+    lock = threading.Lock()
+
+    def client(send: Send) -> None:
+        latencies, failures = [], 0
+        while time.perf_counter() < stop:
+            latency, ok = send()
+            latencies.append(latency)
+            failures += not ok
+        with lock:
+            result.latencies += latencies
+            result.failures += failures
+
+    threads = [threading.Thread(target=client, args=(send,)) for send in senders]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    result.seconds += time.perf_counter() - began
+    return result
+
+
+def in_turn(loads: list[tuple[str, Load]], seconds: float, slices: int) -> list[Result]:
+    """Every load for `seconds` in all, in `slices` short slices taken in turn, so a load
+    that comes and goes on the machine weighs on each of them alike."""
+    results = [Result(name) for name, _ in loads]
+    for _ in range(slices):
+        for result, (_, load) in zip(results, loads, strict=True):
+            load(seconds / slices, result)
+    return results
+
+
+def report(
+    results: list[Result], heading: str, width: int, rate: str, count: str | None = None
+) -> None:
+    """One row per result: rate, p50 and p99 latency, (the request count,) failures."""
+    counted = f"{count:>8}" if count else ""
+    print(f"{heading:<{width}}{rate:>10}{'p50 ms':>10}{'p99 ms':>10}{counted}{'failed':>8}")
+    for result in results:
+        counted = f"{len(result.latencies):>8}" if count else ""
+        print(
+            f"{result.name:<{width}}{result.rate:>10.0f}{result.percentile(0.5):>10.2f}"
+            f"{result.percentile(0.99):>10.2f}{counted}{result.failures:>8}"
+        )
