@@ -1,11 +1,10 @@
 """Every error class is RFC 9457 problem details (application/problem+json)."""
 
-import socket
-
 import pytest
 from werkzeug.exceptions import InternalServerError
 
 from service import create_app
+from tests.redis_server import free_port
 
 PROBLEM_KEYS = {"type", "title", "status", "detail"}
 
@@ -178,12 +177,6 @@ def test_readyz_without_redis_is_ready(client):
 def test_readyz_checks_the_configured_redis(redis_url):
     response = create_app({"REDIS_URL": redis_url}).test_client().get("/readyz")
     assert response.status_code == 200 and response.get_json() == {"status": "ok"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_readyz_is_503_when_the_configured_redis_is_down():
