@@ -91,9 +91,9 @@ def every_cover(target: int, vector: int) -> frozenset[int]:
 
 def splits_into(vector: int, target: int) -> bool:
     """Whether every card in `vector` goes into disjoint groups summing to `target`."""
-    cards = sum(count_of(vector, value) for value in range(1, 11))
     if vector >> (FIELD * (target + 1)):
         return False
+    cards = sum(count_of(vector, value) for value in range(1, 11))
     lower = vector & (unit(target) - 1)
     return count_of(vector, target) + largest_covers(target, lower)[0] == cards
 

@@ -25,8 +25,10 @@ def sweeps(card: str, rules: Rules) -> bool:
     return card[0] == "J" or (card == SEVEN_OF_DIAMONDS and rules.seven_diamonds_mode != "plain")
 
 
-def is_lone_wild_seven(table: tuple[str, ...], rules: Rules) -> bool:
-    return rules.table_seven_diamonds == "lone_wild" and table == (SEVEN_OF_DIAMONDS,)
+def takes_lone_wild_seven(card: str, table: tuple[str, ...], rules: Rules) -> bool:
+    """A lone seven of diamonds under `lone_wild` falls to any card but a jack (§5.5)."""
+    lone = rules.table_seven_diamonds == "lone_wild" and table == (SEVEN_OF_DIAMONDS,)
+    return lone and card[0] != "J"
 
 
 def is_lone_jack(table: tuple[str, ...], rules: Rules) -> bool:
@@ -51,7 +53,7 @@ def basra_points(
     card: str, table: tuple[str, ...], capture: tuple[str, ...], rules: Rules
 ) -> int | None:
     """The points of the basra a capture makes, None when it makes none (spec §6)."""
-    if is_lone_wild_seven(table, rules) and card[0] != "J":
+    if takes_lone_wild_seven(card, table, rules):
         return rules.basra_points
     if card[0] == "J":
         return rules.jack_basra_points if is_lone_jack(table, rules) else None
@@ -106,15 +108,19 @@ def can_capture(card: str, table: tuple[str, ...], rules: Rules) -> bool:
 
 def takes_by_sum(card: str, table: tuple[str, ...], rules: Rules) -> bool:
     """A numeral on a table where no special rule (§5.3-§5.5) decides its capture."""
-    lone_seven = is_lone_wild_seven(table, rules) and card[0] != "J"
-    return bool(table) and VALUE[card] > 0 and not lone_seven and not sweeps(card, rules)
+    return (
+        bool(table)
+        and VALUE[card] > 0
+        and not takes_lone_wild_seven(card, table, rules)
+        and not sweeps(card, rules)
+    )
 
 
 def captures(card: str, table: tuple[str, ...], rules: Rules) -> list[tuple[str, ...]]:
     """Every capture set the card may take (canonical order), [] when it takes nothing."""
     if not table:
         return []
-    if is_lone_wild_seven(table, rules) and card[0] != "J":
+    if takes_lone_wild_seven(card, table, rules):
         return [table]
     if sweeps(card, rules):
         return [canonical(table)]

@@ -211,9 +211,14 @@ def deal_again(state: State, events: Events) -> tuple[State, Events]:
         stock=state.stock[per_deal:],
         turn=(state.dealer + 1) % state.seats,
     )
-    events.append({"type": "deal", "round": state.round, "dealer": state.dealer,
-                   "hand_size": state.rules.hand_size, "stock": len(state.stock)})  # fmt: skip
+    events.append(deal_event(state))
     return state, events
+
+
+def deal_event(state: State, **public: Any) -> dict[str, Any]:
+    """A deal as everyone may see it: sizes only, never the cards dealt to a hand."""
+    return {"type": "deal", "round": state.round, "dealer": state.dealer,
+            "hand_size": state.rules.hand_size, "stock": len(state.stock), **public}  # fmt: skip
 
 
 def sweep_leftovers(state: State) -> tuple[int, tuple[tuple[str, ...], ...]]:
@@ -264,9 +269,7 @@ def next_round(state: State, events: Events) -> tuple[State, Events]:
         dealer=dealer, turn=(dealer + 1) % state.seats, hands=hands, table=table, stock=stock,
         captured=((),) * SIDES, basras=((),) * SIDES, last_capturer=None, round=number,
     )  # fmt: skip
-    events.append({"type": "deal", "round": number, "dealer": dealer,
-                   "hand_size": state.rules.hand_size, "stock": len(stock),
-                   "table": list(table)})  # fmt: skip
+    events.append(deal_event(state, table=list(table)))
     return state, events
 
 

@@ -13,8 +13,8 @@ def card_items(pile: tuple[str, ...], rules: Rules) -> dict[str, int]:
     return {
         "jacks": sum(card[0] == "J" for card in pile),
         "aces": sum(card[0] == "A" for card in pile),
-        "two_clubs": 2 * ("2C" in pile),
-        "ten_diamonds": 3 * ("TD" in pile),
+        "two_clubs": CARD_POINTS["2C"] * ("2C" in pile),
+        "ten_diamonds": CARD_POINTS["TD"] * ("TD" in pile),
     }
 
 
