@@ -233,13 +233,7 @@ class Sessions:
             earlier = self.store.answer(session_id, digest(key))
             if earlier is not None:
                 return replayed(earlier, mark)
-        known = seated.known
-        version = read_version(body)
-        if version != known.version:
-            raise stale(known.version, version)
-        if known.game.to_move(known.state) != seated.seat:
-            raise not_your_turn(known.game, known.state, seated.seat)
-        move = read_move(known.game, known.state, body)
+        move = checked_move(seated.known, seated.seat, body)
         return self._commit(seated, move, mark, key)
 
     def _move_on_known(
@@ -255,9 +249,7 @@ class Sessions:
             seat = authenticate(known.seats, bearer_token(authorization))
             checked_key(key)
             body = read_body()
-            if read_version(body) != known.version or known.game.to_move(known.state) != seat:
-                return None
-            move = read_move(known.game, known.state, body)
+            move = checked_move(known, seat, body)
         except Problem:
             return None
         return self._commit(Seated(known, seat), move, fingerprint("move", seat, body), key)
@@ -368,6 +360,16 @@ def read_version(body: object) -> int:
     if type(version) is not int or version < 0:
         raise invalid("version", "must be the session's current version, an integer >= 0")
     return version
+
+
+def checked_move(known: Known, seat: int, body: dict[str, Any]) -> Any:
+    """The contract's checks after session and token: version, turn, then legality."""
+    version = read_version(body)
+    if version != known.version:
+        raise stale(known.version, version)
+    if known.game.to_move(known.state) != seat:
+        raise not_your_turn(known.game, known.state, seat)
+    return read_move(known.game, known.state, body)
 
 
 def read_move(game: Game, state: Any, body: dict[str, Any]) -> Any:
