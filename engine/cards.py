@@ -30,15 +30,5 @@ def parse_card(text: object) -> str:
     raise CardError(f"not a card: {text!r}")
 
 
-def parse_cards(texts: object) -> tuple[str, ...]:
-    if not isinstance(texts, list):
-        raise CardError(f"expected a list of cards, got {texts!r}")
-    return tuple(parse_card(text) for text in texts)
-
-
 def sort_cards(cards: Iterable[str]) -> list[str]:
     return sorted(cards, key=ORDER.__getitem__)
-
-
-def is_numeral(card: str) -> bool:
-    return VALUE[card] > 0

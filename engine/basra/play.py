@@ -15,8 +15,8 @@ from engine.basra.moves import (
 )
 from engine.basra.rules import INITIAL_TABLE, Rules
 from engine.basra.scoring import final_breakdown, running_breakdown
-from engine.basra.state import MATCH_OVER, PLAYING, SIDES, State, side_of, sorted_list
-from engine.cards import DECK, SEVEN_OF_DIAMONDS, CardError, parse_card
+from engine.basra.state import MATCH_OVER, PLAYING, SIDES, State, side_of
+from engine.cards import DECK, SEVEN_OF_DIAMONDS, CardError, parse_card, sort_cards
 from engine.errors import GameError
 
 Events = list[dict[str, Any]]
@@ -186,7 +186,7 @@ def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
         captured = replaced(captured, side, captured[side] + move.capture + (move.card,))
         last_capturer = seat
         events.append({"type": "capture", "seat": seat, "side": side,
-                       "cards": sorted_list((*move.capture, move.card))})  # fmt: skip
+                       "cards": sort_cards((*move.capture, move.card))})  # fmt: skip
         if move.basra:
             basras = replaced(basras, side, (*basras[side], (move.card, move.basra_points)))
             events.append({"type": "basra", "seat": seat, "side": side, "card": move.card,
@@ -242,7 +242,7 @@ def end_round(state: State, events: Events) -> tuple[State, Events]:
     scores = tuple(score + side["total"] for score, side in zip(state.scores, sides))
     events.append({
         "type": "round_end", "round": state.round,
-        "sweep": {"seat": taker, "side": side_of(taker), "cards": sorted_list(state.table)},
+        "sweep": {"seat": taker, "side": side_of(taker), "cards": sort_cards(state.table)},
         "sides": sides, "scores": list(scores), "carry": carry,
     })  # fmt: skip
     state = state._replace(table=(), captured=piles, scores=scores, carry=carry)
@@ -288,7 +288,7 @@ def view(state: State, seat: int) -> dict[str, Any]:
     data.pop("seed", None)
     data.update(
         seat=seat,
-        hand=sorted_list(state.hands[seat]),
+        hand=sort_cards(state.hands[seat]),
         hand_sizes=[len(hand) for hand in state.hands],
         stock_size=len(state.stock),
     )

@@ -4,7 +4,7 @@ from collections import Counter
 from typing import Any, NamedTuple
 
 from engine.basra.rules import DEALT, Rules, RulesError
-from engine.cards import DECK, ORDER, CardError, parse_card
+from engine.cards import DECK, CardError, parse_card, sort_cards
 from engine.errors import GameError
 
 SIDES = 2  # two seats, or two partnerships of four seats (spec §10)
@@ -40,10 +40,10 @@ class State(NamedTuple):
             "seats": self.seats,
             "dealer": self.dealer,
             "turn": self.turn,
-            "hands": [sorted_list(hand) for hand in self.hands],
+            "hands": [sort_cards(hand) for hand in self.hands],
             "table": list(self.table),
             "stock": list(self.stock),
-            "captured": [sorted_list(pile) for pile in self.captured],
+            "captured": [sort_cards(pile) for pile in self.captured],
             "basras": [[{"card": c, "points": p} for c, p in side] for side in self.basras],
             "last_capturer": self.last_capturer,
             "scores": list(self.scores),
@@ -64,10 +64,6 @@ class State(NamedTuple):
 
 def side_of(seat: int) -> int:
     return seat % SIDES
-
-
-def sorted_list(cards: tuple[str, ...]) -> list[str]:
-    return sorted(cards, key=ORDER.__getitem__)
 
 
 REQUIRED = (
@@ -192,7 +188,7 @@ def check_cards(state: State) -> None:
     """Every card of the pack exactly once."""
     places = [*state.hands, state.table, state.stock, *state.captured]
     seen = Counter(card for place in places for card in place)
-    twice = sorted_list(tuple(card for card, times in seen.items() if times > 1))
+    twice = sort_cards(tuple(card for card, times in seen.items() if times > 1))
     if twice:
         raise StateError("state", f"card {twice[0]} appears more than once")
     missing = [card for card in DECK if card not in seen]
