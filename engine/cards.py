@@ -1,26 +1,32 @@
-"""Cards as two-character strings (rank then suit), their values and canonical order."""
+"""What every game shares about cards: the two-character notation (rank then suit), reading
+the accepted input forms, the canonical order, a deck built from a list of ranks, and the
+portable seeded shuffle every game deals from."""
 
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Iterable, Iterator
 
 RANKS = "A23456789TJQK"
 SUITS = "CDHS"
-FACES = frozenset("JQK")
 
 # Canonical order: suit C < D < H < S, then rank A < 2 < ... < K.
-DECK: tuple[str, ...] = tuple(rank + suit for suit in SUITS for rank in RANKS)
-ORDER: dict[str, int] = {card: index for index, card in enumerate(DECK)}
-VALUE: dict[str, int] = {
-    card: (0 if card[0] in FACES else RANKS.index(card[0]) + 1) for card in DECK
-}
-SEVEN_OF_DIAMONDS = "7D"
+ORDER: dict[str, int] = {rank + suit: index for index, (suit, rank) in
+                         enumerate((suit, rank) for suit in SUITS for rank in RANKS)}  # fmt: skip
 
 
 class CardError(ValueError):
     """A string that is not a card."""
 
 
+def deck(ranks: str = RANKS) -> tuple[str, ...]:
+    """Every card of the given ranks, in canonical order (`deck("6789TJQKA")`: 36 cards)."""
+    return tuple(card for card in ORDER if card[0] in ranks)
+
+
 def parse_card(text: object) -> str:
-    """Read a card in any accepted input form (`7D`, `7d`, `10d`) into its canonical form."""
+    """Read a card in any accepted input form (`7D`, `7d`, `10d`) into its canonical form.
+
+    :raises CardError: the text is not a card of the 52.
+    """
     if isinstance(text, str):
         if text in ORDER:
             return text
@@ -31,4 +37,31 @@ def parse_card(text: object) -> str:
 
 
 def sort_cards(cards: Iterable[str]) -> list[str]:
+    """The cards in canonical order."""
     return sorted(cards, key=ORDER.__getitem__)
+
+
+def random_words(key: bytes) -> Iterator[int]:
+    """64-bit words from SHA-256 in counter mode: the same on every machine and Python."""
+    counter = 0
+    while True:
+        block = hashlib.sha256(key + counter.to_bytes(8, "big")).digest()
+        for start in range(0, 32, 8):
+            yield int.from_bytes(block[start : start + 8], "big")
+        counter += 1
+
+
+def shuffled(cards: Iterable[str], key: str) -> tuple[str, ...]:
+    """Fisher-Yates driven by `random_words(key)`, with rejection sampling so every order
+    is equally likely; the same cards and key give the same order everywhere."""
+    words = random_words(key.encode())
+    pack = list(cards)
+    for top in range(len(pack) - 1, 0, -1):
+        size = top + 1
+        limit = (1 << 64) - (1 << 64) % size
+        word = next(words)
+        while word >= limit:
+            word = next(words)
+        pick = word % size
+        pack[top], pack[pick] = pack[pick], pack[top]
+    return tuple(pack)

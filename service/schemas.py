@@ -14,7 +14,7 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, vali
 
 from engine.bots import LEVELS
 from engine.cards import CardError, parse_card
-from engine.game import GAMES
+from engine.game import games
 from service.errors import ProblemSchema
 
 CARD_PATTERN = "^(?:[A2-9TJQKatjqk]|10)[CDHScdhs]$"
@@ -60,7 +60,7 @@ class StateField(fields.Raw):
 
 
 def option_defaults() -> str:
-    options = GAMES["basra"].catalogue()["options"]
+    options = games()["basra"].catalogue()["options"]
     return ", ".join(f"{name} (default {json.dumps(value)})" for name, value in options.items())
 
 
@@ -288,7 +288,7 @@ class SessionSeatRequest(Schema):
 
 
 class CreateSessionRequest(Schema):
-    game = fields.String(load_default="basra", validate=validate.OneOf(list(GAMES)))
+    game = fields.String(load_default="basra", validate=validate.OneOf(list(games())))
     rules = fields.Nested(RulesSchema, metadata={"description": 'default {"preset": "levantine"}'})
     seats = fields.List(
         fields.Nested(SessionSeatRequest),

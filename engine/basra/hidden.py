@@ -10,12 +10,12 @@ cards at random: two states that differ only in unseen cards give the same resul
 import random
 from functools import lru_cache
 
-from engine.basra.moves import Move, card_moves, clears_as_some_rank, sweeps
-from engine.basra.play import deal_hands, is_final_card
+from engine.basra.cards import DECK, VALUE
+from engine.basra.moves import Move, canonical, card_moves, clears_as_some_rank, sweeps
+from engine.basra.play import deal_hands, is_final_card, score
 from engine.basra.rules import Rules
 from engine.basra.scoring import card_points
 from engine.basra.state import SIDES, State, side_of
-from engine.cards import DECK, ORDER, VALUE
 
 # Playout policy weights: one card towards the majority is worth about a point (30 points
 # for 27 of 52 cards), leaving the next seat a table it can clear risks a basra.
@@ -41,7 +41,7 @@ def determinize(state: State, seat: int, rng: random.Random) -> State:
         if other == seat:
             hands.append(hand)
         else:
-            hands.append(tuple(sorted(unseen[: len(hand)], key=ORDER.__getitem__)))
+            hands.append(canonical(unseen[: len(hand)]))
             unseen = unseen[len(hand) :]
     return state._replace(
         hands=tuple(hands), stock=tuple(unseen), seed=f"determinized/{rng.getrandbits(64):016x}"
@@ -96,19 +96,16 @@ def move_worth(move: Move, table: list[str], rules: Rules, points: dict[str, int
 
 def playout(state: State, move: Move, side: int, rng: random.Random, noise: float) -> float:
     """Play `move`, then the rest of the round with the playout policy for every seat;
-    the round's point difference for `side` (its total minus the best other total).
-    `noise` (in points) randomises the policy's choices."""
+    the round's point difference for `side` (its total minus the best other total), scored
+    by the rules' own end of round. `noise` (in points) randomises the policy's choices."""
     rules = state.rules
     seats = state.seats
     worth_of = POINTS if rules.card_points else NO_POINTS
     hands = [list(hand) for hand in state.hands]
     table = list(state.table)
     stock = list(state.stock)
-    cards = [len(pile) for pile in state.captured]
-    points = [
-        sum(p for _, p in records) + sum(worth_of[card] for card in pile)
-        for pile, records in zip(state.captured, state.basras)
-    ]
+    piles = [list(pile) for pile in state.captured]
+    basras = [list(records) for records in state.basras]
     last = state.last_capturer
     turn = state.turn
     per_deal = rules.hand_size * seats
@@ -130,9 +127,9 @@ def playout(state: State, move: Move, side: int, rng: random.Random, noise: floa
             taken = set(move.capture)
             table = [card for card in table if card not in taken]
             mover = side_of(turn)
-            cards[mover] += len(move.capture) + 1
-            points[mover] += move.basra_points + worth_of[move.card]
-            points[mover] += sum(worth_of[card] for card in move.capture)
+            piles[mover] += (*move.capture, move.card)
+            if move.basra:
+                basras[mover].append((move.card, move.basra_points))
             last = turn
         else:
             table.append(move.card)
@@ -145,26 +142,9 @@ def playout(state: State, move: Move, side: int, rng: random.Random, noise: floa
             stock = stock[per_deal:]
             turn = (state.dealer + 1) % seats
         final = not stock and sum(map(len, hands)) == 1
-    return round_difference(state, cards, points, table, last, side, worth_of)
-
-
-def round_difference(
-    state: State,
-    cards: list[int],
-    points: list[int],
-    table: list[str],
-    last: int | None,
-    side: int,
-    worth_of: dict[str, int],
-) -> float:
-    """The finished round's total for `side` minus the other side's (spec §7, §8)."""
-    rules = state.rules
-    sweeper = side_of(state.dealer if last is None else last)
-    cards[sweeper] += len(table)
-    points[sweeper] += sum(worth_of[card] for card in table)
-    leader = max(range(SIDES), key=cards.__getitem__)
-    if cards.count(cards[leader]) == 1:
-        points[leader] += rules.majority_points + state.carry
-    elif rules.tie_policy == "void_round_carry":
-        return 0.0
-    return float(points[side] - max(points[other] for other in range(SIDES) if other != side))
+    played_out = state._replace(
+        hands=((),) * seats, stock=(), table=tuple(table), last_capturer=last,
+        captured=tuple(map(tuple, piles)), basras=tuple(map(tuple, basras)),
+    )  # fmt: skip
+    totals = [side_score["total"] for side_score in score(played_out)]
+    return float(totals[side] - max(totals[other] for other in range(SIDES) if other != side))

@@ -4,9 +4,10 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from engine.basra import covers
+from engine.basra.cards import SEVEN_OF_DIAMONDS, VALUE
 from engine.basra.rules import Rules
 from engine.basra.state import StateError
-from engine.cards import ORDER, SEVEN_OF_DIAMONDS, VALUE
+from engine.cards import sort_cards
 
 
 class Move(NamedTuple):
@@ -17,7 +18,8 @@ class Move(NamedTuple):
 
 
 def canonical(cards) -> tuple[str, ...]:
-    return tuple(sorted(cards, key=ORDER.__getitem__))
+    """The cards in canonical order, as a tuple."""
+    return tuple(sort_cards(cards))
 
 
 def sweeps(card: str, rules: Rules) -> bool:
@@ -143,7 +145,7 @@ class TooManyMoves(StateError):
 def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple[str, ...], ...]:
     """Cached: legal-move listing and applying the chosen move ask for the same table."""
     by_value: dict[int, list[str]] = {}
-    for other in sorted(table, key=ORDER.__getitem__):
+    for other in sort_cards(table):
         if 0 < VALUE[other] <= value:
             by_value.setdefault(VALUE[other], []).append(other)
     if not by_value:

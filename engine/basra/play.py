@@ -2,9 +2,10 @@
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from engine.basra.cards import DECK
 from engine.basra.moves import (
     Move,
     TooManyMoves,
@@ -12,11 +13,12 @@ from engine.basra.moves import (
     card_moves,
     is_legal,
     make_move,
+    sweeps,
 )
 from engine.basra.rules import INITIAL_TABLE, Rules
-from engine.basra.scoring import final_breakdown, running_breakdown
+from engine.basra.scoring import card_points, final_breakdown, running_breakdown
 from engine.basra.state import MATCH_OVER, PLAYING, SIDES, State, side_of
-from engine.cards import DECK, SEVEN_OF_DIAMONDS, CardError, parse_card, sort_cards
+from engine.cards import CardError, parse_card, shuffled, sort_cards
 from engine.errors import GameError
 
 Events = list[dict[str, Any]]
@@ -26,35 +28,9 @@ class MoveError(GameError):
     """A move that is not legal in the state it was played on."""
 
 
-def random_words(key: bytes) -> Iterator[int]:
-    """64-bit words from SHA-256 in counter mode: the same on every machine and Python."""
-    counter = 0
-    while True:
-        block = hashlib.sha256(key + counter.to_bytes(8, "big")).digest()
-        for start in range(0, 32, 8):
-            yield int.from_bytes(block[start : start + 8], "big")
-        counter += 1
-
-
 def shuffled_deck(seed: str, round_number: int) -> tuple[str, ...]:
-    """Fisher-Yates over the canonical pack, with rejection sampling so every order is
-    equally likely."""
-    words = random_words(f"basra/{round_number}/{seed}".encode())
-    deck = list(DECK)
-    for top in range(len(deck) - 1, 0, -1):
-        size = top + 1
-        limit = (1 << 64) - (1 << 64) % size
-        word = next(words)
-        while word >= limit:
-            word = next(words)
-        pick = word % size
-        deck[top], deck[pick] = deck[pick], deck[top]
-    return tuple(deck)
-
-
-def is_buried(card: str, rules: Rules) -> bool:
-    """Cards turned up on the first table that go to the bottom of the stock (§3.2)."""
-    return card[0] == "J" or (card == SEVEN_OF_DIAMONDS and rules.seven_diamonds_mode != "plain")
+    """The pack of a round, shuffled from the seed and the round number."""
+    return shuffled(DECK, f"basra/{round_number}/{seed}")
 
 
 def deal_hands(cards: tuple[str, ...], seats: int, dealer: int) -> tuple[tuple[str, ...], ...]:
@@ -71,7 +47,7 @@ def deal_round(
     table: list[str] = []
     while len(table) < INITIAL_TABLE:
         card = rest.pop(0)
-        if rules.initial_table_redeal and is_buried(card, rules):
+        if rules.initial_table_redeal and sweeps(card, rules):  # buried like a sweeper (§3.2)
             rest.append(card)
         else:
             table.append(card)
@@ -281,15 +257,24 @@ def score(state: State) -> list[dict[str, Any]]:
     return final_breakdown(piles, state.basras, state.carry, state.rules)[0]
 
 
-def view(state: State, seat: int) -> dict[str, Any]:
-    """What one seat may see: its own hand, counts of the others and of the stock, no seed."""
+def view(state: State, seat: int | None) -> dict[str, Any]:
+    """What one seat may see: its own hand, counts of the others and of the stock, no seed.
+    A spectator (seat None) sees no hand at all."""
     data = state.to_json()
     del data["hands"], data["stock"]
     data.pop("seed", None)
-    data.update(
-        seat=seat,
-        hand=sort_cards(state.hands[seat]),
-        hand_sizes=[len(hand) for hand in state.hands],
-        stock_size=len(state.stock),
-    )
+    data["seat"] = seat
+    if seat is not None:
+        data["hand"] = sort_cards(state.hands[seat])
+    data["hand_sizes"] = [len(hand) for hand in state.hands]
+    data["stock_size"] = len(state.stock)
     return data
+
+
+def write_move(state: State, move: Move) -> dict[str, Any]:
+    """A move's JSON form with what it earns at once: its basra points, plus the card
+    points of the cards it takes when card points are on."""
+    taken = (*move.capture, move.card) if move.capture else ()
+    points = move.basra_points + (card_points(taken) if state.rules.card_points else 0)
+    return {"card": move.card, "capture": list(move.capture), "basra": move.basra,
+            "basra_points": move.basra_points, "points": points}  # fmt: skip

@@ -8,6 +8,8 @@ from engine.errors import GameError
 DECK_SIZE = 52
 INITIAL_TABLE = 4
 DEALT = DECK_SIZE - INITIAL_TABLE
+DEFAULT_PRESET = "levantine"
+SEAT_COUNTS = (2, 4)  # two players, or two partnerships of two (§10)
 
 
 class RulesError(GameError):
@@ -16,8 +18,8 @@ class RulesError(GameError):
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    preset: str = "levantine"
-    seats_allowed: tuple[int, ...] = (2, 4)
+    preset: str = DEFAULT_PRESET
+    seats_allowed: tuple[int, ...] = SEAT_COUNTS
     hand_size: int = 4
     initial_table_redeal: bool = True
     forced_capture: bool = True
@@ -38,7 +40,7 @@ class Rules:
         """Resolve `{"preset": ..., <overrides>}` into a validated Rules value."""
         if not isinstance(data, dict):
             raise RulesError("rules", "must be an object")
-        name = data.get("preset", "levantine")
+        name = data.get("preset", DEFAULT_PRESET)
         if not isinstance(name, str) or name not in PRESETS:
             raise RulesError("preset", f"unknown preset {name!r}; known: {sorted(PRESETS)}")
         overrides = {key: value for key, value in data.items() if key != "preset"}
@@ -82,13 +84,13 @@ def _seat_counts(value: object) -> bool:
     return (
         isinstance(value, list)
         and len(value) > 0
-        and all(type(seats) is int and seats in (2, 4) for seats in value)
+        and all(type(seats) is int and seats in SEAT_COUNTS for seats in value)
     )
 
 
 # Each option: (check, what the check demands) -- the demand is the error message.
 OPTIONS: dict[str, tuple[Any, str]] = {
-    "seats_allowed": (_seat_counts, "a non-empty list drawn from [2, 4]"),
+    "seats_allowed": (_seat_counts, f"a non-empty list drawn from {list(SEAT_COUNTS)}"),
     "hand_size": (_one_of(4, 6), "4 or 6"),
     "initial_table_redeal": (_boolean, "a boolean"),
     "forced_capture": (_boolean, "a boolean"),
@@ -119,7 +121,7 @@ def check_option(name: str, value: object) -> None:
 
 
 PRESETS: dict[str, Rules] = {
-    "levantine": Rules(),
+    DEFAULT_PRESET: Rules(),
     "egyptian": Rules(
         preset="egyptian",
         seven_diamonds_mode="wild",

@@ -3,8 +3,9 @@
 from collections import Counter
 from typing import Any, NamedTuple
 
+from engine.basra.cards import DECK
 from engine.basra.rules import DEALT, Rules, RulesError
-from engine.cards import DECK, CardError, parse_card, sort_cards
+from engine.cards import CardError, parse_card, sort_cards
 from engine.errors import GameError
 
 SIDES = 2  # two seats, or two partnerships of four seats (spec §10)

@@ -1,10 +1,13 @@
-"""Play full matches between two bot levels and report who wins.
+"""Play full matches between two bot levels and report who wins, seat by seat.
 
-    python -m engine.bots.arena --a expert --b greedy --matches 400 --preset levantine
+    python -m engine.bots.arena --game basra --a expert --b greedy --matches 400
+    python -m engine.bots.arena --game bank --seats 3 --a expert --b greedy --matches 200
 
-Seats alternate: in even-numbered matches `a` holds side 0 (seat 0 moves first), in odd
-ones side 1. Match `i` is dealt from the seed "<seed>/<i>" and every bot decision gets its
-own seed derived from it, so a run is reproducible whatever --jobs is.
+Level `a` holds every seat of one side and `b` all the others. The side rotates: in match
+`i` it is the side of seat `i mod seats`, so `a` starts from every position in turn. Match
+`i` is dealt from the seed "<seed>/<i>" and every bot decision gets its own seed derived from
+it, so a run is reproducible whatever --jobs is. Results come from the game's `outcome`
+only: a win shared between sides counts as a win for each of them (and is counted apart).
 """
 
 import argparse
@@ -23,55 +26,67 @@ Z95 = 1.959963984540054
 
 @dataclass
 class MatchResult:
-    a_won: bool
-    rounds: int
-    points: dict[str, int]
+    first: int  # the seat that match `i` gave to `a` (a holds its whole side)
+    a_seats: tuple[int, ...]
+    winners: tuple[int, ...]
+    points: tuple[int, ...]  # per seat, the final match points
+    plies: int
     times: dict[str, list[float]]
+
+    @property
+    def a_won(self) -> bool:
+        return any(seat in self.winners for seat in self.a_seats)
 
 
 @dataclass
 class Tally:
+    """Totals over matches; per-seat figures are kept by position relative to `a`'s first
+    seat (0 is `a`, 1 the next seat clockwise, ...)."""
+
     matches: int = 0
     a_wins: int = 0
-    rounds: int = 0
-    points: dict[str, int] = field(default_factory=lambda: {"a": 0, "b": 0})
+    shared: int = 0
+    plies: int = 0
+    wins: dict[int, int] = field(default_factory=dict)
+    points: dict[int, int] = field(default_factory=dict)
     times: dict[str, list[float]] = field(default_factory=lambda: {"a": [], "b": []})
 
     def add(self, result: MatchResult) -> None:
+        seats = len(result.points)
         self.matches += 1
         self.a_wins += result.a_won
-        self.rounds += result.rounds
+        self.shared += result.a_won and not set(result.winners) <= set(result.a_seats)
+        self.plies += result.plies
+        for seat in range(seats):
+            offset = (seat - result.first) % seats
+            self.wins[offset] = self.wins.get(offset, 0) + (seat in result.winners)
+            self.points[offset] = self.points.get(offset, 0) + result.points[seat]
         for who in ("a", "b"):
-            self.points[who] += result.points[who]
             self.times[who].extend(result.times[who])
 
 
 def play_match(
     game_name: str, a: str, b: str, preset: str, seats: int, seed: str, index: int
 ) -> MatchResult:
-    """One full match; `a` plays side index % 2."""
+    """One full match; `a` holds the side of seat `index % seats`."""
     game = get_game(game_name)
     match_seed = f"{seed}/{index}"
-    state = game.new({"preset": preset}, seats, match_seed)
-    a_side = index % 2
+    state = game.new({"preset": preset} if preset else {}, seats, match_seed)
+    first = index % seats
+    a_side = game.side_of(state, first)
+    a_seats = tuple(seat for seat in range(seats) if game.side_of(state, seat) == a_side)
     levels = {"a": a, "b": b}
-    points = {"a": 0, "b": 0}
     times: dict[str, list[float]] = {"a": [], "b": []}
-    rounds = 0
     ply = 0
     while (seat := game.to_move(state)) is not None:
-        who = "a" if game.side_of(seat) == a_side else "b"
+        who = "a" if seat in a_seats else "b"
         started = time.perf_counter()
         move = choose_move(game, state, levels[who], f"{match_seed}/{ply}")
         times[who].append(time.perf_counter() - started)
-        state, events = game.apply(state, move)
+        state, _ = game.apply(state, move)
         ply += 1
-        for event in events:
-            if event["type"] == "round_end":
-                rounds += 1
-                for side, breakdown in enumerate(event["sides"]):
-                    points["a" if side == a_side else "b"] += breakdown["total"]
-    return MatchResult(game.write(state)["winner"] == a_side, rounds, points, times)
+    outcome = game.outcome(state)
+    return MatchResult(first, a_seats, outcome.winners, outcome.points, ply, times)
 
 
 def wilson(wins: int, total: int, z: float = Z95) -> tuple[float, float]:
@@ -94,19 +109,29 @@ def percentile(values: list[float], fraction: float) -> float:
 def report(tally: Tally, a: str, b: str, args: argparse.Namespace, elapsed: float) -> str:
     low, high = wilson(tally.a_wins, tally.matches)
     lines = [
-        f"arena: {a} (a) vs {b} (b), {tally.matches} matches, preset {args.preset}, "
-        f"{args.seats} seats, seed {args.seed!r}, {args.jobs} job(s), {elapsed:.1f} s",
+        f"arena: {args.game}, {a} (a) vs {b} (b), {tally.matches} matches, "
+        f"preset {args.preset or 'default'}, {args.seats} seats, seed {args.seed!r}, "
+        f"{args.jobs} job(s), {elapsed:.1f} s",
         f"match win rate of {a}: {tally.a_wins}/{tally.matches} = "
-        f"{tally.a_wins / tally.matches:.1%} (95% Wilson CI {low:.1%} - {high:.1%})",
-        f"rounds played: {tally.rounds}",
+        f"{tally.a_wins / tally.matches:.1%} (95% Wilson CI {low:.1%} - {high:.1%}), "
+        f"{tally.shared} of them shared",
+        f"moves played: {tally.plies}",
     ]
+    for offset in sorted(tally.wins):
+        label = "a" if offset == 0 else f"a+{offset}"
+        wins, points = tally.wins[offset], tally.points[offset]
+        lines.append(
+            f"seat {label:>3}: {wins} wins ({wins / tally.matches:.1%}), "
+            f"{points / tally.matches:7.1f} match points on average"
+        )
     for who, level in (("a", a), ("b", b)):
         times = tally.times[who]
-        lines.append(
-            f"{who} {level:>7}: {tally.points[who] / max(1, tally.rounds):6.2f} points/round, "
-            f"{len(times)} moves, median {statistics.median(times) * 1e3:.2f} ms/move, "
-            f"p95 {percentile(times, 0.95) * 1e3:.2f} ms/move"
-        )
+        if times:
+            lines.append(
+                f"{who} {level:>7}: {len(times)} moves, median "
+                f"{statistics.median(times) * 1e3:.2f} ms/move, "
+                f"p95 {percentile(times, 0.95) * 1e3:.2f} ms/move"
+            )
     return "\n".join(lines)
 
 
@@ -115,8 +140,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--a", choices=LEVELS, default="expert")
     parser.add_argument("--b", choices=LEVELS, default="greedy")
     parser.add_argument("--matches", type=int, default=400)
-    parser.add_argument("--preset", default="levantine")
-    parser.add_argument("--seats", type=int, choices=(2, 4), default=2)
+    parser.add_argument("--preset", default="", help="default: the game's default preset")
+    parser.add_argument("--seats", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--seed", default="arena")
     parser.add_argument("--game", default="basra")

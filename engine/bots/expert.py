@@ -3,9 +3,10 @@ information set.
 
 Each iteration deals the cards the mover cannot see at random, consistently with what it
 knows (game.determinize), then plays every legal move followed by a fast playout of the
-rest of the round on that same deal (game.playout). A move's value is its mean round point
-difference for the mover's side; the best mean wins. Using the same deal and playout seed
-for every move of an iteration compares moves on equal luck.
+rest of the round on that same deal (the game's search knowledge, engine/bots/search.py).
+A move's value is its mean point difference for the mover's side; the best mean wins.
+Using the same deal and playout seed for every move of an iteration compares moves on
+equal luck.
 
 The budget is a number of iterations, so a decision depends on the seed alone; a time
 budget can cap it further, at the price of reproducibility.
@@ -15,6 +16,7 @@ import random
 import time
 from typing import Any
 
+from engine.bots.search import search_of
 from engine.game import Game
 
 ITERATIONS = 24
@@ -36,7 +38,7 @@ def expert_player(
     deadline = None if seconds is None else time.perf_counter() + seconds
     moves = game.legal_moves(state)
     seat = game.to_move(state)
-    side = game.side_of(seat)
+    playout = search_of(game).playout
     rng = random.Random(seed)
     totals = [0.0] * len(moves)
     done = 0
@@ -44,7 +46,7 @@ def expert_player(
         world = game.determinize(state, seat, rng)
         playout_seed = rng.getrandbits(64)
         for index, move in enumerate(moves):
-            totals[index] += game.playout(world, move, side, random.Random(playout_seed), NOISE)
+            totals[index] += playout(world, move, seat, random.Random(playout_seed), NOISE)
         done += 1
     values = [total / done for total in totals]
     best = max(range(len(moves)), key=values.__getitem__)

@@ -7,7 +7,7 @@ from typing import Any
 import flask
 
 from engine.errors import GameError
-from engine.game import GAMES, Game, get_game
+from engine.game import Game, games, get_game
 from service.errors import invalid
 from service.json import dumps
 from service.routes import Blueprint
@@ -68,7 +68,7 @@ def rules_path(path: str) -> str:
 @blp.response(200, CatalogueResponse)
 def catalogue() -> flask.Response:
     """The games, their presets and every rule option with its default."""
-    return answer({"games": [game.catalogue() for game in GAMES.values()]})
+    return answer({"games": [game.catalogue() for game in games().values()]})
 
 
 @blp.route("/basra/new", methods=["POST"])

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine.basra import PRESETS, Rules, State, apply, legal_moves
-from engine.cards import DECK
+from engine.basra.cards import DECK
 
 LEVANTINE = PRESETS["levantine"]
 EGYPTIAN = PRESETS["egyptian"]

@@ -4,8 +4,8 @@ engine nor stop play (named captures are checked without listing)."""
 import pytest
 
 from engine.basra import MoveError, Rules, StateError, apply, legal_moves, new_game
+from engine.basra.cards import VALUE
 from engine.basra.moves import ANY_FAMILY_CANDIDATES
-from engine.cards import VALUE
 
 HOUSE = {"forced_capture": False, "capture_policy": "any_family", "seven_diamonds_mode": "plain"}
 

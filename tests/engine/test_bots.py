@@ -162,8 +162,8 @@ def test_wilson_interval() -> None:
 def test_arena_match_is_reproducible() -> None:
     first = play_match("basra", "greedy", "random", "levantine", 2, "repro", 3)
     again = play_match("basra", "greedy", "random", "levantine", 2, "repro", 3)
-    assert (first.a_won, first.rounds, first.points) == (again.a_won, again.rounds, again.points)
-    assert first.rounds >= 1
+    assert (first.a_won, first.plies, first.points) == (again.a_won, again.plies, again.points)
+    assert first.plies >= 1
     assert len(first.times["a"]) == len(again.times["a"]) > 0
 
 

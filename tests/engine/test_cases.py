@@ -6,10 +6,11 @@ from typing import NamedTuple
 import pytest
 
 from engine.basra import MoveError, Rules, State, apply, legal_moves, read_move, score
+from engine.basra.cards import DECK
 from engine.basra.moves import Move
 from engine.basra.play import deal_hands, deal_round, match_winner, new_game
 from engine.basra.scoring import final_breakdown, running_breakdown
-from engine.cards import DECK, sort_cards
+from engine.cards import sort_cards
 from tests.engine.builders import (
     EGYPTIAN,
     LEVANTINE,

@@ -21,8 +21,9 @@ from engine.basra import (
     score,
     view,
 )
+from engine.basra.cards import DECK, VALUE
 from engine.basra.moves import Move, canonical, card_moves
-from engine.cards import DECK, VALUE, sort_cards
+from engine.cards import sort_cards
 from tests.engine.builders import rules_with
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

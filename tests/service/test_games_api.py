@@ -4,7 +4,8 @@ import random
 
 import pytest
 
-from engine.cards import DECK, ORDER
+from engine.basra.cards import DECK
+from engine.cards import ORDER
 from service import create_app
 
 OPTION_NAMES = {

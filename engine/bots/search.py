@@ -1,0 +1,44 @@
+"""Search knowledge every game has through the protocol alone, and the choice between it
+and what a game offers of its own (`game.search`)."""
+
+import random
+from typing import Any
+
+from engine.game import Game, Search
+
+# Plies a generic playout plays before it judges the position by `standing`.
+HORIZON = 60
+
+
+def advantage(game: Game, state: Any, seat: int) -> float:
+    """`seat`'s side's standing minus the best other side's."""
+    standing = game.standing(state)
+    side = game.side_of(state, seat)
+    return standing[side] - max(value for other, value in enumerate(standing) if other != side)
+
+
+class Generic:
+    """The default evaluator: a move is worth the advantage it leaves its mover; a playout
+    plays random moves for HORIZON plies (or to the end of the match)."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+
+    def move_value(self, state: Any, move: Any) -> tuple[float]:
+        seat = self.game.to_move(state)
+        after, _ = self.game.apply(state, move)
+        return (advantage(self.game, after, seat),)
+
+    def playout(self, state: Any, move: Any, seat: int, rng: random.Random, noise: float) -> float:
+        game = self.game
+        state, _ = game.apply(state, move)
+        for _ in range(HORIZON):
+            if game.to_move(state) is None:
+                break
+            state, _ = game.apply(state, rng.choice(game.legal_moves(state)))
+        return advantage(game, state, seat)
+
+
+def search_of(game: Game) -> Search:
+    """The game's own search knowledge, or the generic one."""
+    return game.search or Generic(game)
