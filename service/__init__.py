@@ -11,6 +11,8 @@ from flask_swagger_ui import get_swaggerui_blueprint
 from service.config import load_config
 from service.errors import ProblemApi, install_problems
 from service.json import OrjsonProvider
+from service.logs import install_logging
+from service.metrics import install_metrics
 from service.routes import games, health, hints, sessions
 from service.schemas import document, spec_yaml
 
@@ -35,6 +37,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
         },
     )
     app.json = OrjsonProvider(app)
+    install_logging(app)
+    if settings["METRICS"]:
+        # First, so its clock starts before any other hook can answer the request.
+        install_metrics(app)
     api = ProblemApi(app)
     document(api.spec)
     install_problems(app)

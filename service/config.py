@@ -21,6 +21,11 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "SESSION_TTL_SECONDS": (86400.0, float),
     "LONG_POLL_SECONDS": (25.0, float),
     "BENCH_ECHO": (False, flag),
+    # Operations: metrics at GET /metrics, Redis failing fast, rate limits (off when unset).
+    "METRICS": (True, flag),
+    "LOG_LEVEL": ("info", str),
+    "REDIS_TIMEOUT_SECONDS": (1.5, float),
+    "READY_GRACE_SECONDS": (5.0, float),
 }
 
 

@@ -189,7 +189,7 @@ def test_every_key_of_a_session_shares_one_hash_tag_and_the_ttl(redis_url):
 
 
 def test_redis_going_away_is_unavailable_until_it_returns(redis_server, redis_url):
-    store = RedisStore(redis_url, 60)
+    store = RedisStore(redis_url, 60, ready_grace=0)
     store.create(session())
     assert store.ready()
     redis_server.stop()
