@@ -11,6 +11,7 @@ from flask_swagger_ui import get_swaggerui_blueprint
 from service.config import load_config
 from service.errors import ProblemApi, install_problems
 from service.json import OrjsonProvider
+from service.limits import BoundedBody
 from service.logs import install_logging
 from service.metrics import install_metrics
 from service.routes import games, health, hints, sessions
@@ -37,6 +38,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
         },
     )
     app.json = OrjsonProvider(app)
+    app.wsgi_app = BoundedBody(app.wsgi_app, settings["MAX_BODY_BYTES"])
     install_logging(app)
     if settings["METRICS"]:
         # First, so its clock starts before any other hook can answer the request.

@@ -34,8 +34,8 @@ from service.store.base import Change, Commit, Outcome, Session, SessionStore, S
 # READY_GRACE_SECONDS; these are their defaults.
 SOCKET_TIMEOUT = 1.5
 CONNECT_TIMEOUT = 1.0
-# /readyz answers 503 only once Redis has not answered for this long: every replica shares
-# the one Redis, so a blip taking them all out of rotation at once would only add to it.
+# /readyz answers 503 only once Redis has failed every probe for this long: every replica
+# shares the one Redis, so a blip taking them all out of rotation at once would only add to it.
 READY_GRACE = 5.0
 # Each waiting long poll holds a pub/sub connection from the pool: room for gunicorn's
 # worker_connections (1000 per gevent worker) and the commands running beside them.
@@ -135,7 +135,7 @@ class RedisStore(SessionStore):
             driver_info=None,
         )
         self.ready_grace = ready_grace
-        self._answered: float | None = None  # when the probe last had an answer
+        self._failing_since: float | None = None  # the first of the probe's latest failures
         self._load = self.client.register_script(LOAD)
         self._commit = self.client.register_script(COMMIT)
         self._events = self.client.register_script(EVENTS)
@@ -226,12 +226,14 @@ class RedisStore(SessionStore):
         return bool(deleted)
 
     def ready(self) -> bool:
-        now = time.monotonic()
         try:
             self._probe.ping()
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
-            return self._answered is not None and now - self._answered < self.ready_grace
-        self._answered = now
+            now = time.monotonic()
+            if self._failing_since is None:
+                self._failing_since = now
+            return now - self._failing_since < self.ready_grace
+        self._failing_since = None
         return True
 
     def drain(self) -> None:

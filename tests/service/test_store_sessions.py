@@ -225,3 +225,40 @@ def test_more_long_polls_than_a_default_redis_pool_all_wake(redis_url):
         poller.join()
     assert woken == [['["a"]']] * 150
     store.close()
+
+
+def test_drain_answers_waiting_long_polls_at_once(store):
+    """A stopping worker drains its store: each waiting poll answers [] well before its
+    bound, and a poll that starts afterwards does not wait at all."""
+    store.create(session())
+    answers: list = []
+    pollers = [
+        threading.Thread(target=lambda: answers.append(store.events("s1", 0, 60))) for _ in range(3)
+    ]
+    for poller in pollers:
+        poller.start()
+    time.sleep(0.5)
+    store.drain()
+    for poller in pollers:
+        poller.join(timeout=30)
+    assert answers == [[], [], []]
+    assert store.events("s1", 0, 60) == []
+
+
+def test_a_paused_redis_is_unavailable_and_back_without_reconnecting_by_hand(
+    redis_server, redis_url
+):
+    store = RedisStore(redis_url, 60, timeout=0.5)
+    store.create(session())
+    redis_server.pause()
+    try:
+        with pytest.raises(StoreUnavailable):
+            store.load("s1")
+        with pytest.raises(StoreUnavailable):
+            store.commit("s1", change(0, '["a"]'))
+        # A blip shorter than the grace does not make the store unready.
+        assert store.ready()
+    finally:
+        redis_server.resume()
+    assert store.load("s1") is not None
+    store.close()
