@@ -31,7 +31,8 @@ def replayed_difference(state, move, side: int, rng: random.Random, noise: float
     state, events = apply(state, move)
     while not any(event["type"] == "round_end" for event in events):
         hand, final = state.hands[state.turn], is_final_card(state)
-        state, events = apply(state, hidden.policy_move(hand, state.table, state.rules, final, rng, noise))
+        choice = hidden.policy_move(hand, state.table, state.rules, final, rng, noise)
+        state, events = apply(state, choice)
     (round_end,) = (event for event in events if event["type"] == "round_end")
     totals = [side_score["total"] for side_score in round_end["sides"]]
     return totals[side] - totals[1 - side]
