@@ -8,21 +8,7 @@ import pytest
 from engine.basra import hidden
 from engine.basra.play import apply, is_final_card, legal_moves
 from engine.basra.state import side_of
-from engine.game import get_game
-
-GAME = get_game("basra")
-
-
-def round_positions(preset: str, seats: int, seed: str, count: int) -> list:
-    """Positions spread over a random match, a few per round."""
-    rng = random.Random(seed)
-    state = GAME.new({"preset": preset}, seats, seed)
-    found = []
-    while GAME.to_move(state) is not None and len(found) < count:
-        if rng.random() < 0.1:
-            found.append(state)
-        state, _ = GAME.apply(state, rng.choice(GAME.legal_moves(state)))
-    return found
+from tests.engine.builders import positions
 
 
 def replayed_difference(state, move, side: int, rng: random.Random, noise: float) -> int:
@@ -40,7 +26,7 @@ def replayed_difference(state, move, side: int, rng: random.Random, noise: float
 
 @pytest.mark.parametrize(("preset", "seats"), [("levantine", 2), ("egyptian", 2), ("levantine", 4)])
 def test_playout_difference_is_the_rules_score(preset: str, seats: int) -> None:
-    for index, state in enumerate(round_positions(preset, seats, f"playout/{preset}", 12)):
+    for index, state in enumerate(positions(preset, seats, 12, f"playout/{preset}")):
         side = side_of(state.turn)
         for move in legal_moves(state)[:3]:
             expected = hidden.playout(state, move, side, random.Random(index), 2.0)
