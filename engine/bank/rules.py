@@ -1,5 +1,6 @@
 """Bank's rule options (spec §15) and the preset `classic`."""
 
+import json
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -7,6 +8,14 @@ from engine.errors import GameError
 
 DEFAULT_PRESET = "classic"
 SEAT_COUNTS = (2, 3, 4)
+
+
+def shown(value: object) -> str:
+    """A value as the JSON the client sent, for messages."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return "a value that is not JSON"
 
 
 class RulesError(GameError):
@@ -37,7 +46,7 @@ class Rules:
             raise RulesError("rules", "must be an object")
         name = data.get("preset", DEFAULT_PRESET)
         if not isinstance(name, str) or name not in PRESETS:
-            raise RulesError("preset", f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
+            raise RulesError("preset", f"unknown preset {shown(name)}; known: {', '.join(PRESETS)}")
         overrides = {key: value for key, value in data.items() if key != "preset"}
         for key, value in overrides.items():
             check_option(key, value)
@@ -54,7 +63,7 @@ def check_seats(seats: object) -> int:
     :raises RulesError: with path `seats`.
     """
     if type(seats) is not int or seats not in SEAT_COUNTS:
-        raise RulesError("seats", f"must be 2, 3 or 4 players, got {seats!r}")
+        raise RulesError("seats", f"must be 2, 3 or 4 players, got {shown(seats)}")
     return seats
 
 
@@ -75,24 +84,24 @@ OPTIONS: dict[str, tuple[Any, str]] = {
     "target_score": (_count(1), "an integer >= 1"),
     "dealer_rule": (
         _one_of("loser", "finisher", "starter", "max_points", "min_points"),
-        "'loser', 'finisher', 'starter', 'max_points' or 'min_points'",
+        '"loser", "finisher", "starter", "max_points" or "min_points"',
     ),
     "trump_mode": (
         _one_of("per_player", "none", "single", "double", "senior_junior"),
-        "'per_player', 'none', 'single', 'double' or 'senior_junior'",
+        '"per_player", "none", "single", "double" or "senior_junior"',
     ),
     "after_seven": (
         _one_of("skip", "draw_then_play", "skip_and_draw", "none"),
-        "'skip', 'draw_then_play', 'skip_and_draw' or 'none'",
+        '"skip", "draw_then_play", "skip_and_draw" or "none"',
     ),
     "after_capture": (
         _one_of("virtual_target", "free_lead", "turn_up"),
-        "'virtual_target', 'free_lead' or 'turn_up'",
+        '"virtual_target", "free_lead" or "turn_up"',
     ),
     "hand_penalty": (_boolean, "true or false"),
     "penalty_mode": (
         _one_of("hand_points", "fixed", "per_card"),
-        "'hand_points', 'fixed' or 'per_card'",
+        '"hand_points", "fixed" or "per_card"',
     ),
     "fixed_penalty": (_one_of(15, 23, 31, 40, 48, 56), "one of 15, 23, 31, 40, 48, 56"),
     "per_card_penalty": (_one_of(3, 6), "3 or 6"),
@@ -106,7 +115,7 @@ def check_option(name: str, value: object) -> None:
         raise RulesError(name, f"unknown rule option; known: {', '.join(OPTIONS)}")
     check, demand = OPTIONS[name]
     if not check(value):
-        raise RulesError(name, f"must be {demand}, got {value!r}")
+        raise RulesError(name, f"must be {demand}, got {shown(value)}")
 
 
 PRESETS: dict[str, Rules] = {DEFAULT_PRESET: Rules()}

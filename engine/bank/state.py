@@ -1,12 +1,11 @@
 """The Bank state: an immutable value, its JSON form and its consistency check (the
 contract's list, rule by rule)."""
 
-import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from engine.bank.cards import CARDS, DECK
-from engine.bank.rules import Rules, RulesError, check_seats
+from engine.bank.rules import Rules, RulesError, check_seats, shown
 from engine.cards import SUITS, CardError, parse_card, sort_cards
 from engine.errors import GameError
 
@@ -144,14 +143,6 @@ REQUIRED = (
     "drawn", "out", "captured", "idle", "starter", "scores", "deal", "status", "winner",
     "winners", "tiebreak",
 )  # fmt: skip
-
-
-def shown(value: object) -> str:
-    """A value as the JSON the client sent, for messages."""
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError):
-        return "a value that is not JSON"
 
 
 def read_state(data: object) -> State:
