@@ -11,7 +11,7 @@ from flask_swagger_ui import get_swaggerui_blueprint
 from service.config import load_config
 from service.errors import ProblemApi, install_problems
 from service.json import OrjsonProvider
-from service.limits import BoundedBody
+from service.limits import BoundedBody, install_rate_limits
 from service.logs import install_logging
 from service.metrics import install_metrics
 from service.routes import games, health, hints, sessions
@@ -43,10 +43,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
     if settings["METRICS"]:
         # First, so its clock starts before any other hook can answer the request.
         install_metrics(app)
+    install_request_id(app)
+    install_rate_limits(app)
     api = ProblemApi(app)
     document(api.spec)
     install_problems(app)
-    install_request_id(app)
     register_blueprints(app, api)
     install_docs(app, api)
     return app

@@ -26,6 +26,8 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "LOG_LEVEL": ("info", str),
     "REDIS_TIMEOUT_SECONDS": (1.5, float),
     "READY_GRACE_SECONDS": (5.0, float),
+    "RATE_LIMIT_ADDRESS": (None, optional_text),
+    "RATE_LIMIT_TOKEN": (None, optional_text),
 }
 
 
