@@ -2,6 +2,7 @@
 its Idempotency-Key through 503s and dropped connections, and that keep every answer they
 saw acknowledged, so a test can check the session against them afterwards."""
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ class Seen:
     errors: list[str] = field(default_factory=list)  # connections dropped or refused
     retries: int = 0
     unavailable_without_retry_after: int = 0
+    unavailable_at: list[float] = field(default_factory=list)  # time.monotonic() of each 503
+    failed_at: list[float] = field(default_factory=list)  # ... of each dropped connection
 
 
 @dataclass
@@ -57,10 +60,12 @@ def patiently(hosted: Hosted, call: Callable[[], requests.Response]) -> requests
             answer = call()
         except requests.ConnectionError as error:
             hosted.seen.errors.append(type(error).__name__)
+            hosted.seen.failed_at.append(time.monotonic())
         else:
             hosted.seen.statuses.append(answer.status_code)
             if answer.status_code != UNAVAILABLE:
                 return answer
+            hosted.seen.unavailable_at.append(time.monotonic())
             if "Retry-After" not in answer.headers:
                 hosted.seen.unavailable_without_retry_after += 1
         assert time.monotonic() < deadline, f"no answer but 503s/errors for {GIVE_UP_SECONDS} s"
@@ -124,3 +129,57 @@ def check_history(hosted: Hosted) -> list[dict[str, Any]]:
     for version, card in hosted.seen.acknowledged.items():
         assert by_version[version] == card, (version, card)
     return moves
+
+
+@dataclass
+class Load:
+    """Concurrent hosted games, one client thread each, with a fault injected once enough
+    moves have been acknowledged; what every client saw is kept for the checks."""
+
+    base: str
+    games: int = 6
+    seats: list[dict[str, Any]] = field(
+        default_factory=lambda: [{"type": "human"}, {"type": "bot", "level": "random"}]
+    )
+    played: list[Hosted] = field(default_factory=list)
+    failures: list[BaseException] = field(default_factory=list)
+
+    def run(self, fault: Callable[[], float], after_moves: int = 60) -> float:
+        """Play every game out, calling `fault` (which returns when it ended) mid-load;
+        returns the time the fault ended."""
+        self.played = [start(self.base, self.seats, f"load {n}") for n in range(self.games)]
+        threads = [threading.Thread(target=self._play, args=(game,)) for game in self.played]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + GIVE_UP_SECONDS
+        while self.acknowledged() < after_moves and time.monotonic() < deadline:
+            time.sleep(0.05)
+        ended = fault()
+        for thread in threads:
+            thread.join()
+        assert not self.failures, self.failures
+        return ended
+
+    def _play(self, hosted: Hosted) -> None:
+        try:
+            play_out(hosted)
+        except BaseException as failure:  # reported by run(), in the test's thread
+            self.failures.append(failure)
+
+    def acknowledged(self) -> int:
+        return sum(len(game.seen.acknowledged) for game in self.played)
+
+    def report(self, ended: float) -> dict[str, Any]:
+        """The figures of a fault run: moves, retries, 503s and their window, recovery."""
+        unavailable = sorted(t for game in self.played for t in game.seen.unavailable_at)
+        failed = sorted(t for game in self.played for t in game.seen.failed_at)
+        troubled = sorted(unavailable + failed)
+        return {
+            "acknowledged_moves": self.acknowledged(),
+            "retries": sum(game.seen.retries for game in self.played),
+            "answers_503": len(unavailable),
+            "dropped_connections": len(failed),
+            "seconds_of_503": round(unavailable[-1] - unavailable[0], 2) if unavailable else 0,
+            "last_trouble_after_fault_end_s": round(troubled[-1] - ended, 2) if troubled else 0,
+            "statuses": sorted({s for game in self.played for s in game.seen.statuses}),
+        }
