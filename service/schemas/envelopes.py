@@ -278,6 +278,12 @@ class RulesSchema(Schema):
     preset = fields.String(metadata={"description": "a preset name (see GET /v1/games)"})
 
 
+def registered(name: str) -> None:
+    """A game name must be registered (checked at each call: the registry decides)."""
+    if name not in games():
+        raise ValidationError(f"Must be one of: {', '.join(games())}.")
+
+
 class SessionSeatRequest(Schema):
     type = fields.String(required=True, validate=validate.OneOf(["human", "bot"]))
     level = fields.String(
@@ -296,8 +302,11 @@ class SessionSeatRequest(Schema):
 class CreateSessionRequest(Schema):
     game = fields.String(
         load_default=DEFAULT_GAME,
-        validate=validate.OneOf(list(games())),
-        metadata={"description": f"a game of GET /v1/games (default {DEFAULT_GAME})"},
+        validate=registered,
+        metadata={
+            "description": f"a game of GET /v1/games (default {DEFAULT_GAME})",
+            "enum": list(games()),
+        },
     )
     rules = fields.Nested(
         RulesSchema, metadata={"description": "default: the game's default preset"}
