@@ -247,9 +247,7 @@ class BankDealEndEventSchema(EventSchema):
     penalty = fields.Integer(required=True)
     sides = per_seat(fields.Nested(BankSideScoreSchema))
     scores = per_seat(fields.Integer(), "(after banking)")
-    discarded = fields.List(
-        fields.Raw(), required=True, metadata={"description": "the bank, bottom to top"}
-    )
+    discarded = cards(required=True, metadata={"description": "the bank, bottom to top"})
 
 
 class BankMatchEndEventSchema(EventSchema):
