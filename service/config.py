@@ -16,6 +16,8 @@ def flag(text: str) -> bool:
 # name: (default, how to read it from an environment variable)
 SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "REDIS_URL": (None, optional_text),
+    # REDIS_URL names any node of a Redis Cluster: the cluster client finds the rest.
+    "REDIS_CLUSTER": (False, flag),
     "MAX_BODY_BYTES": (64 * 1024, int),
     "READY_TIMEOUT_SECONDS": (0.5, float),
     "SESSION_TTL_SECONDS": (86400.0, float),

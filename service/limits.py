@@ -84,7 +84,7 @@ def storage_uri(config: Mapping[str, Any]) -> str:
     url = config["REDIS_URL"]
     if not url:
         return "memory://"
-    if config.get("REDIS_CLUSTER"):
+    if config["REDIS_CLUSTER"]:
         return "redis+cluster://" + url.split("://", 1)[1]
     return url
 

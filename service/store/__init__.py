@@ -58,4 +58,5 @@ def backend(config: Mapping[str, Any]) -> SessionStore:
         ready_timeout=float(config["READY_TIMEOUT_SECONDS"]),
         timeout=float(config["REDIS_TIMEOUT_SECONDS"]),
         ready_grace=float(config["READY_GRACE_SECONDS"]),
+        cluster=bool(config["REDIS_CLUSTER"]),
     )

@@ -13,6 +13,11 @@ stored answers expire with their session. A move is one Lua script (`COMMIT`): i
 the version, writes the state, appends the events, keeps the answer, refreshes the TTL and
 publishes on the session's channel, all atomically. Connection and timeout errors become
 StoreUnavailable; redis-py reconnects by itself once the server is back.
+
+On a Redis Cluster (REDIS_CLUSTER) the same keys, scripts and channels serve: every key a
+script or a MULTI touches carries the session's hash tag, so one session lives on one slot
+of one master, and sessions spread over the masters by id. A creation's answer has a tag of
+its own (its key's digest): it is one key alone. PUBLISH reaches every node of a cluster.
 """
 
 import threading
@@ -23,6 +28,7 @@ from typing import Any
 
 import redis
 from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.cluster import RedisCluster
 from redis.retry import Retry
 
 from service.store.base import Change, Commit, Outcome, Session, SessionStore, StoreUnavailable
@@ -40,6 +46,16 @@ READY_GRACE = 5.0
 # Each waiting long poll holds a pub/sub connection from the pool: room for gunicorn's
 # worker_connections (1000 per gevent worker) and the commands running beside them.
 MAX_CONNECTIONS = 4096
+
+# What "not reachable now" looks like: the server is down or hung, or (on a cluster) a
+# master's slots are being failed over or no node holds them yet.
+UNREACHABLE = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ClusterDownError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.SlotNotCoveredError,
+)
 
 # KEYS: session, events, answers. ARGV: ttl ms. Returns the session hash, flat.
 LOAD = """
@@ -69,6 +85,14 @@ redis.call('PUBLISH', ARGV[4], version)
 return {'applied', version}
 """
 
+# KEYS: session, events, answers. ARGV: channel. Returns how many keys it deleted. A script
+# rather than a MULTI: Redis Cluster clients refuse PUBLISH inside a pipeline.
+DELETE = """
+local deleted = redis.call('DEL', unpack(KEYS))
+redis.call('PUBLISH', ARGV[1], 'deleted')
+return deleted
+"""
+
 # KEYS: session, events, answers. ARGV: after, ttl ms. Returns false or the batches.
 EVENTS = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
@@ -95,7 +119,7 @@ def reachable() -> Iterator[None]:
     """Redis errors that mean 'not reachable now' become StoreUnavailable."""
     try:
         yield
-    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
+    except UNREACHABLE as error:
         raise StoreUnavailable(f"Redis is unavailable: {error}") from error
 
 
@@ -121,13 +145,14 @@ class RedisStore(SessionStore):
         ready_timeout: float = CONNECT_TIMEOUT,
         timeout: float = SOCKET_TIMEOUT,
         ready_grace: float = READY_GRACE,
+        cluster: bool = False,
     ) -> None:
+        """`url` names the server, or with `cluster` any one node of a Redis Cluster."""
         super().__init__(ttl)
-        self.client = redis.Redis.from_url(
-            url, max_connections=MAX_CONNECTIONS, **client_options(timeout)
-        )
+        kind = RedisCluster if cluster else redis.Redis
+        self.client = kind.from_url(url, max_connections=MAX_CONNECTIONS, **client_options(timeout))
         # Its own connection and short timeouts: a readiness probe must answer fast.
-        self._probe = redis.Redis.from_url(
+        self._probe = kind.from_url(
             url,
             socket_timeout=ready_timeout,
             socket_connect_timeout=ready_timeout,
@@ -139,6 +164,7 @@ class RedisStore(SessionStore):
         self._load = self.client.register_script(LOAD)
         self._commit = self.client.register_script(COMMIT)
         self._events = self.client.register_script(EVENTS)
+        self._delete = self.client.register_script(DELETE)
         self._draining = False
         self._waiting: dict[str, int] = {}  # channel -> long polls of this process on it
         self._waiting_lock = threading.Lock()
@@ -219,16 +245,14 @@ class RedisStore(SessionStore):
             return self._wait_for_events(pubsub, session_id, after, timeout)
 
     def delete(self, session_id: str) -> bool:
-        with reachable(), self.client.pipeline(transaction=True) as pipe:
-            pipe.delete(*session_keys(session_id))
-            pipe.publish(channel(session_id), "deleted")
-            deleted, _ = pipe.execute()
+        with reachable():
+            deleted = self._delete(keys=session_keys(session_id), args=[channel(session_id)])
         return bool(deleted)
 
     def ready(self) -> bool:
         try:
             self._probe.ping()
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+        except UNREACHABLE:
             now = time.monotonic()
             if self._failing_since is None:
                 self._failing_since = now
@@ -243,7 +267,7 @@ class RedisStore(SessionStore):
         for name in channels:
             try:
                 self.client.publish(name, "drain")
-            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            except UNREACHABLE:
                 return  # a wait on an unreachable Redis fails on its own within its timeout
 
     def close(self) -> None:

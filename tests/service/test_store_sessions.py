@@ -19,17 +19,22 @@ from service.store import (
 
 
 def make_store(kind: str, redis_url: str | None, ttl: float = 60.0) -> SessionStore:
-    return RedisStore(redis_url, ttl) if kind == "redis" else MemoryStore(ttl)
+    if kind == "memory":
+        return MemoryStore(ttl)
+    return RedisStore(redis_url, ttl, cluster=kind == "cluster")
 
 
-@pytest.fixture(params=["memory", "redis"])
+# "cluster": a real three-master Redis Cluster, through redis-py's cluster client.
+@pytest.fixture(params=["memory", "redis", "cluster"])
 def kind(request) -> str:
     return request.param
 
 
 @pytest.fixture
 def url(kind, request) -> str | None:
-    return request.getfixturevalue("redis_url") if kind == "redis" else None
+    if kind == "memory":
+        return None
+    return request.getfixturevalue("redis_url" if kind == "redis" else "redis_cluster_url")
 
 
 @pytest.fixture
@@ -89,7 +94,7 @@ def test_a_retried_key_gets_the_stored_answer_and_is_not_applied_again(store):
 
 
 def test_of_64_concurrent_commits_on_one_version_exactly_one_applies(kind, url):
-    stores = [make_store(kind, url) for _ in range(4)] if kind == "redis" else [MemoryStore(60)]
+    stores = [make_store(kind, url) for _ in range(4)] if url else [MemoryStore(60)]
     stores[0].create(session())
     barrier = threading.Barrier(64)
     outcomes: list[Outcome] = []
