@@ -77,6 +77,34 @@ def test_a_hung_redis_is_a_503_with_retry_after_soon_and_no_restart_is_needed(se
     play_out(hosted)
 
 
+def test_a_move_without_a_key_answered_503_may_be_applied_but_never_twice(served, redis_server):
+    """A 503 does not mean "not applied": Redis runs the script it had read once it wakes.
+    The move names its version, so its retry is a 409 carrying the next version (the move
+    is there once, in the events) or, when it never ran, a 200: never a second copy."""
+    hosted = start(served.url, [{"type": "human"}, {"type": "human"}], "unkeyed")
+    url = f"{served.url}/v1/sessions/{hosted.id}"
+    views = {seat: requests.get(url, headers=hosted.headers(seat), timeout=PATIENCE).json()
+             for seat in hosted.tokens}  # fmt: skip
+    (seat,) = [seat for seat, view in views.items() if view["moves"]]
+    body = {"move": views[seat]["moves"][0], "version": views[seat]["version"]}
+    redis_server.pause()
+    try:
+        during = requests.post(f"{url}/moves", json=body, headers=hosted.headers(seat),
+                               timeout=PATIENCE)  # fmt: skip
+    finally:
+        redis_server.resume()
+    assert during.status_code == 503
+    retried = requests.post(f"{url}/moves", json=body, headers=hosted.headers(seat),
+                            timeout=PATIENCE)  # fmt: skip
+    assert retried.status_code in (200, 409), retried.text
+    if retried.status_code == 409:
+        assert retried.json()["version"] == body["version"] + 1
+    events = requests.get(f"{url}/events", params={"after": 0}, headers=hosted.headers(seat),
+                          timeout=PATIENCE).json()  # fmt: skip
+    moves = [event for event in events if event["type"] == "move"]
+    assert [(event["version"], event["card"]) for event in moves] == [(1, body["move"]["card"])]
+
+
 def test_readyz_stays_ready_through_a_short_redis_pause(served, redis_server):
     assert requests.get(f"{served.url}/readyz", timeout=PATIENCE).status_code == 200
     redis_server.pause()
