@@ -13,6 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.bots import PLAYERS
+from engine.bots.expert import expert_player
 from engine.cards import ORDER, sort_cards
 from engine.errors import GameError
 from engine.game import Game, games, get_game
@@ -207,6 +209,26 @@ def test_determinize_hides_only_what_the_seat_cannot_see(name: str, data: st.Dat
         world = game.determinize(before, seat, random.Random(index))
         assert game.view(world, seat) == game.view(before, seat)
         check_round_trip(game, world)
+
+
+@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("level", sorted(PLAYERS))
+def test_every_bot_level_plays_a_legal_move(name: str, level: str) -> None:
+    """The bots reach a game through the protocol alone, with or without its search
+    knowledge (the expert on a small budget here)."""
+    game = get_game(name)
+    seats = max(game.catalogue()["seats"])
+    state = game.new({}, seats, f"bots/{name}")
+    for ply in range(40):
+        if game.to_move(state) is None:
+            break
+        if level == "expert":
+            move, alternatives = expert_player(game, state, f"{ply}", iterations=2)
+        else:
+            move, alternatives = PLAYERS[level](game, state, f"{ply}")
+        assert move in game.legal_moves(state)
+        assert [option for option, _ in alternatives] == game.legal_moves(state)
+        state, _ = game.apply(state, move)
 
 
 # --- Bank: a brute-force oracle of the legal moves -------------------------------------
