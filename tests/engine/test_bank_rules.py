@@ -486,6 +486,15 @@ def test_no_move_on_a_finished_match() -> None:
     assert raised.value.path == "move"
 
 
+@pytest.mark.parametrize("laid", [("8H", "9H", "JH", "QH"), ("QH", "JH", "9H", "8H")])
+def test_a_run_ends_the_turn_whatever_its_top_card(laid: tuple[str, ...]) -> None:
+    """§7.3: no follow-up after a run, even one topped by an eight (which alone would owe one)."""
+    state = position(hands={0: "8H 9H JH QH 6S", 1: "6C 7C"})
+    after, events = apply(state, {"type": "run", "cards": list(laid)})
+    assert [event["type"] for event in events] == ["run"]
+    assert (after.turn, after.target.card, after.drawn) == (1, laid[-1], False)
+
+
 # --- rule options -----------------------------------------------------------------------
 
 
