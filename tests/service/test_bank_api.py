@@ -5,10 +5,7 @@ import random
 
 import pytest
 
-from engine.game import games
 from service import create_app
-
-pytestmark = pytest.mark.skipif("bank" not in games(), reason="the Bank engine is not registered")
 
 STATE_KEYS = {
     "game", "rules", "seats", "dealer", "trumps", "hands", "stock", "bank", "target", "turn",

@@ -7,7 +7,6 @@ from collections import Counter
 import pytest
 import requests
 
-from engine.game import games
 from tests.service.sessions_client import Seat, chosen, create, serve
 
 HUMANS = [{"type": "human"}, {"type": "human"}]
@@ -466,7 +465,6 @@ def test_four_seats_two_humans_and_two_bots_play_a_whole_match(base):
 
 # -- Bank ----------------------------------------------------------------------------------------
 
-needs_bank = pytest.mark.skipif("bank" not in games(), reason="the Bank engine is not registered")
 BANK = {"game": "bank", "rules": {"target_score": 30}}
 
 
@@ -501,7 +499,6 @@ def assert_draws_hidden_from_others(events: list[dict], seat: int) -> None:
     assert all((event["card"] is None) == (event["seat"] != seat) for event in draws), draws
 
 
-@needs_bank
 @pytest.mark.parametrize(
     "kinds",
     [
@@ -531,7 +528,6 @@ def test_bank_any_mix_of_humans_and_bots_plays_a_whole_match(base, kinds):
         assert {"hands", "stock", "seed"}.isdisjoint(view) and len(view["hand_sizes"]) == len(kinds)
 
 
-@needs_bank
 def test_bank_nothing_a_seat_receives_names_a_card_hidden_in_another_hand(base):
     received: dict[int, list[bytes]] = {0: [], 1: [], 2: []}
     response = create(base, [{"type": "human"}] * 3, seed="bank leak scan", **BANK)
@@ -577,7 +573,6 @@ def test_bank_nothing_a_seat_receives_names_a_card_hidden_in_another_hand(base):
         assert b'"stock":[' not in everything and b'"hands"' not in everything
 
 
-@needs_bank
 def test_bank_checks_versions_turns_keys_and_long_polls_like_basra(base):
     _, holders = start(base, seed="bank checks", **BANK)
     reads = {seat: holder.get().json() for seat, holder in holders.items()}
