@@ -2,6 +2,7 @@
 parse -> engine -> write, nothing else. Each game gets its own blueprint, so openapi.yaml
 has a path per game taking and answering that game's own shapes."""
 
+import re
 from typing import Any
 
 import flask
@@ -93,11 +94,13 @@ class UnknownGameConverter(BaseConverter):
 
     def __init__(self, url_map: Any) -> None:
         super().__init__(url_map)
-        known = "|".join(games())
+        known = "|".join(map(re.escape, games()))
         self.regex = f"(?!(?:{known})$)[^/]+"
 
 
-@unknown_blp.route("/<unknown_game:name>/<path:action>", methods=["GET", "POST"])
+@unknown_blp.route(
+    "/<unknown_game:name>/<path:action>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"]
+)
 def unknown_game(name: str, action: str) -> flask.Response:
     """Not a registered game: a 404 that lists the games there are."""
     raise Problem(404, f"there is no game '{name}'; the games are: {', '.join(games())}")
