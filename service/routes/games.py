@@ -13,6 +13,7 @@ from service import play
 from service.errors import Problem
 from service.routes import Blueprint, answer
 from service.routes.hints import add_hint
+from service.schemas.common import title_of
 from service.schemas.envelopes import DEFAULT_GAME, CatalogueResponse, envelopes_of
 
 PREFIX = "/v1/games"
@@ -36,7 +37,8 @@ def game_blueprint(game: Game) -> Blueprint:
         game.name,
         __name__,
         url_prefix=f"{PREFIX}/{game.name}",
-        description=f"Stateless play of {game.name}: the caller holds the whole state.",
+        description=f"{title_of(game.name)}: stateless play (the caller holds the whole state) "
+        "and hints.",
     )
 
     @blp.route("/new", methods=["POST"])
