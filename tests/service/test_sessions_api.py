@@ -573,6 +573,21 @@ def test_bank_nothing_a_seat_receives_names_a_card_hidden_in_another_hand(base):
         assert b'"stock":[' not in everything and b'"hands"' not in everything
 
 
+def test_bank_creations_with_bad_seats_or_rules_name_the_field(base):
+    human = {"type": "human"}
+    cases = [
+        ({"seats": [human]}, "seats"),
+        ({"seats": [human] * 5}, "seats"),
+        ({"seats": [human, human], "rules": {"preset": "levantine"}}, "rules.preset"),
+        ({"seats": [human, human], "rules": {"trump_mode": "wild"}}, "rules.trump_mode"),
+        ({"seats": [human, {"type": "bot", "level": "god"}]}, "seats.1.level"),
+    ]
+    for body, path in cases:
+        answer = requests.post(f"{base}/v1/sessions", json={"game": "bank", **body}, timeout=10)
+        assert answer.status_code == 422, body
+        assert path in answer.json()["errors"], (body, answer.json())
+
+
 def test_bank_checks_versions_turns_keys_and_long_polls_like_basra(base):
     _, holders = start(base, seed="bank checks", **BANK)
     reads = {seat: holder.get().json() for seat, holder in holders.items()}
