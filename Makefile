@@ -13,8 +13,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -e '.[test]'
 	touch $@
 
+# redis-cli too: the Redis Cluster tests join their nodes with `redis-cli --cluster create`.
 redis-server:
-	@command -v redis-server >/dev/null 2>&1 || { \
+	@{ command -v redis-server && command -v redis-cli; } >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then sudo=; \
 	  elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
 	  else echo "redis-server is missing; install it as root: apt-get install -y redis-server" >&2; exit 1; fi; \
