@@ -573,7 +573,10 @@ def test_bank_nothing_a_seat_receives_names_a_card_hidden_in_another_hand(base):
     for seat, holder in holders.items():
         assert_draws_hidden_from_others(holder.events(0).json(), seat)
         everything = b"".join(received[seat])
-        assert b"bank leak scan" not in everything
+        # The seed is revealed in views of the finished match, never before.
+        during = b"".join(data for data in received[seat] if b'"match_over"' not in data)
+        assert b"bank leak scan" not in during
+        assert b'"seed":"bank leak scan"' in everything
         assert b'"stock":[' not in everything and b'"hands"' not in everything
 
 
