@@ -59,6 +59,10 @@ class StaleVersion(Problem):
         self.version = version
 
 
+class EpochChanged(StaleVersion):
+    """The store's epoch of the session moved on since its state was read."""
+
+
 class SessionUnavailable(Problem):
     def __init__(self, detail: str, retry_after: int = 1) -> None:
         super().__init__(503, detail, headers={"Retry-After": str(retry_after)})
@@ -103,12 +107,13 @@ class Known:
     version: int
     seats: list[dict[str, Any]]
     state: Any
+    epoch: int = 0
 
     @classmethod
     def read(cls, session: Session, seats: list[dict[str, Any]]) -> "Known":
         game = get_game(session.game)
         state = game.read(orjson.loads(session.state))
-        return cls(session.id, game, session.version, seats, state)
+        return cls(session.id, game, session.version, seats, state, session.epoch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +215,7 @@ class Sessions:
             "id": session_id,
             "game": game.name,
             "version": session.version,
+            "epoch": session.epoch,
             "seats": [seat_entry(seat, kind, tokens.get(seat)) for seat, kind in enumerate(seats)],
             "deal": deal(game, state),
         }
@@ -255,7 +261,8 @@ class Sessions:
         key: str | None,
     ) -> dict[str, Any] | None:
         """The move when it passes every check on the version this process knows, else
-        None: then the caller runs the checks again on the session as stored."""
+        None: then the caller runs the checks again on the session as stored (also when
+        the store's epoch moved on: the state this process knows may be one it lost)."""
         try:
             seat = authenticate(known.seats, bearer_token(authorization))
             checked_key(key)
@@ -263,7 +270,10 @@ class Sessions:
             move = checked_move(known, seat, body)
         except Problem:
             return None
-        return self._commit(Seated(known, seat), move, fingerprint("move", seat, body), key)
+        try:
+            return self._commit(Seated(known, seat), move, fingerprint("move", seat, body), key)
+        except EpochChanged:
+            return None
 
     def _commit(self, seated: Seated, move: Any, mark: str, key: str | None) -> dict[str, Any]:
         known, seat = seated.known, seated.seat
@@ -275,6 +285,7 @@ class Sessions:
         after = replace(known, version=version + len(batches), state=state)
         answer = {
             "version": after.version,
+            "epoch": known.epoch,
             "view": game.view(state, seat),
             "moves": moves_of(after, seat),
             "events": [event for batch in batches for event in seen_by(game, seat, batch)],
@@ -287,6 +298,7 @@ class Sessions:
             answer=None
             if key is None
             else orjson.dumps({"fingerprint": mark, "answer": answer}).decode(),
+            expected_epoch=known.epoch,
         )
         commit = self.store.commit(known.id, change)
         if commit.outcome is Outcome.APPLIED:
@@ -297,6 +309,8 @@ class Sessions:
             raise not_found(known.id)
         if commit.outcome is Outcome.REPLAY:
             return replayed(commit.answer, mark)
+        if commit.epoch != known.epoch:
+            raise EpochChanged(commit.version, rolled_back(commit.epoch, commit.version))
         raise stale(commit.version, version)
 
     # -- events ----------------------------------------------------------------------
@@ -379,6 +393,8 @@ def checked_move(known: Known, seat: int, body: dict[str, Any]) -> Any:
     """The contract's checks after session and token: version, turn, then legality."""
     version = read_version(body)
     if version != known.version:
+        if version > known.version:
+            raise StaleVersion(known.version, rolled_back(known.epoch, known.version))
         raise stale(known.version, version)
     if known.game.to_move(known.state) != seat:
         raise not_your_turn(known.game, known.state, seat)
@@ -391,6 +407,14 @@ def read_move(game: Game, state: Any, body: dict[str, Any]) -> Any:
     if errors:
         raise Unprocessable(json_paths(errors))
     return play.read_move(game, state, body["move"])
+
+
+def rolled_back(epoch: int, version: int) -> str:
+    """A version ahead of the session's, or a changed epoch: its store lost moves."""
+    return (
+        f"the session is at version {version}, epoch {epoch}: its store came back from a "
+        "restart or a failover and may have lost its latest moves; read the session again"
+    )
 
 
 def stale(current: int, sent: int) -> StaleVersion:
@@ -451,6 +475,7 @@ def seat_answer(known: Known, seat: int) -> dict[str, Any]:
     return {
         "id": known.id,
         "version": known.version,
+        "epoch": known.epoch,
         "seat": seat,
         "view": known.game.view(known.state, seat),
         "moves": moves_of(known, seat),

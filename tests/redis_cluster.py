@@ -12,6 +12,7 @@ from tests.redis_server import RedisServer, free_port
 
 MASTERS = 3
 READY_TIMEOUT = 30.0
+START_ATTEMPTS = 3
 
 
 class RedisCluster:
@@ -40,7 +41,7 @@ class RedisCluster:
 
     def start(self) -> None:
         for node in self.nodes:
-            node.start()
+            self._start_node(node)
         addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]
         subprocess.run(
             ["redis-cli", "--cluster", "create", *addresses, "--cluster-yes"],
@@ -67,6 +68,18 @@ class RedisCluster:
         for node in self.nodes:
             with node.client() as client:
                 client.flushall()
+
+    @staticmethod
+    def _start_node(node: RedisServer) -> None:
+        """Start one node; a bus port taken meanwhile by another process gets a new one."""
+        for attempt in range(START_ATTEMPTS):
+            try:
+                node.start()
+                return
+            except RuntimeError:
+                if attempt == START_ATTEMPTS - 1:
+                    raise
+                node.options["cluster-port"] = str(free_port())
 
     def _wait_until_ok(self) -> None:
         """Every node agrees the cluster is up (the slots are spread by gossip)."""

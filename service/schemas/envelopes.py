@@ -359,6 +359,12 @@ class CreateSessionResponse(Schema):
     )
     seats = fields.List(fields.Nested(SessionSeatSchema), required=True)
     deal = fields.Nested(DealSchema, required=True)
+    epoch = fields.Integer(
+        required=True,
+        metadata={"description": "grows when the session's store came back from a crash or a "
+                  "failover and may have lost its latest moves (versions may have gone back, "
+                  "and stored Idempotency-Key answers with them): read the session again"},
+    )  # fmt: skip
 
 
 class SessionEventSchema(EventSchema):
@@ -399,6 +405,12 @@ class SessionResponse(Schema):
     view = session_view()
     moves = session_moves()
     deal = fields.Nested(DealSchema, required=True)
+    epoch = fields.Integer(
+        required=True,
+        metadata={"description": "grows when the session's store came back from a crash or a "
+                  "failover and may have lost its latest moves (versions may have gone back, "
+                  "and stored Idempotency-Key answers with them): read the session again"},
+    )  # fmt: skip
 
 
 class SessionMoveRequest(Schema):
@@ -413,6 +425,12 @@ class SessionMoveRequest(Schema):
 
 class SessionMoveResponse(Schema):
     version = fields.Integer(required=True)
+    epoch = fields.Integer(
+        required=True,
+        metadata={"description": "grows when the session's store came back from a crash or a "
+                  "failover and may have lost its latest moves (versions may have gone back, "
+                  "and stored Idempotency-Key answers with them): read the session again"},
+    )  # fmt: skip
     view = session_view()
     moves = session_moves()
     events = objects(

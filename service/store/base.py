@@ -26,6 +26,10 @@ class Session:
     version: int
     state: str  # the game state's JSON text
     seats: str  # JSON text: one object per seat, with the token's SHA-256 for a human seat
+    # Grows when the store may have lost acknowledged writes of this session: its Redis
+    # came back from its files after a crash, or a replica took over. Versions may then have
+    # gone back; a client that sees the epoch change reads the session again.
+    epoch: int = 0
 
 
 class Outcome(Enum):
@@ -40,6 +44,7 @@ class Commit:
     outcome: Outcome
     version: int = 0  # the current version after the attempt
     answer: str | None = None  # the stored answer when outcome is REPLAY
+    epoch: int = 0  # the session's current epoch
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +56,7 @@ class Change:
     batches: tuple[str, ...]  # JSON text of each new version's events, in order
     key: str | None = None  # digest of the Idempotency-Key, when the request had one
     answer: str | None = None  # the answer to store under `key`
+    expected_epoch: int = 0  # a change made on an earlier epoch's state is STALE
 
 
 class SessionStore(ABC):
@@ -70,7 +76,8 @@ class SessionStore(ABC):
 
     @abstractmethod
     def commit(self, session_id: str, change: Change) -> Commit:
-        """Apply `change` if the session is still at `change.expected_version`."""
+        """Apply `change` if the session is still at `change.expected_version` and
+        `change.expected_epoch`."""
 
     @abstractmethod
     def answer(self, session_id: str, key: str) -> str | None:

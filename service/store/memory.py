@@ -49,7 +49,8 @@ class MemoryStore(SessionStore):
             version = record.session.version
             if change.key is not None and change.key in record.answers:
                 return Commit(Outcome.REPLAY, version, record.answers[change.key])
-            if version != change.expected_version:
+            # Sessions in process memory are never rolled back: their epoch stays 0.
+            if version != change.expected_version or change.expected_epoch != 0:
                 return Commit(Outcome.STALE, version)
             version += len(change.batches)
             record.session = replace(record.session, version=version, state=change.state)

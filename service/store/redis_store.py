@@ -57,32 +57,61 @@ UNREACHABLE = (
     redis.exceptions.SlotNotCoveredError,
 )
 
+# A session's epoch: each session remembers the run id of the Redis process that last
+# touched it (`incarnation`). A different one means Redis restarted from its files or a
+# replica took over since, either of which may have lost the latest writes: the epoch grows.
+EPOCH = """
+local function incarnation()
+  return string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
+end
+local function same_incarnation(key)
+  local now = incarnation()
+  if redis.call('HGET', key, 'incarnation') ~= now then
+    redis.call('HSET', key, 'incarnation', now)
+    return redis.call('HINCRBY', key, 'epoch', 1)
+  end
+  return tonumber(redis.call('HGET', key, 'epoch'))
+end
+"""
+
 # KEYS: session, events, answers. ARGV: ttl ms. Returns the session hash, flat.
-LOAD = """
-local fields = redis.call('HGETALL', KEYS[1])
-if #fields == 0 then return false end
+LOAD = EPOCH + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+same_incarnation(KEYS[1])
 for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
-return fields
+return redis.call('HGETALL', KEYS[1])
 """
 
 # KEYS: session, events, answers. ARGV: expected version, state, ttl ms, channel,
-# answer key ('' for none), answer, batch... Returns {outcome, version[, answer]}.
-COMMIT = """
+# answer key ('' for none), answer, expected epoch, batch...
+# Returns {outcome, version, epoch[, answer]}.
+COMMIT = EPOCH + """
 local version = redis.call('HGET', KEYS[1], 'version')
-if not version then return {'gone', 0} end
+if not version then return {'gone', 0, 0} end
+local epoch = same_incarnation(KEYS[1])
 if ARGV[5] ~= '' then
   local earlier = redis.call('HGET', KEYS[3], ARGV[5])
-  if earlier then return {'replay', tonumber(version), earlier} end
+  if earlier then return {'replay', tonumber(version), epoch, earlier} end
 end
-if version ~= ARGV[1] then return {'stale', tonumber(version)} end
-local batches = #ARGV - 6
+if version ~= ARGV[1] or epoch ~= tonumber(ARGV[7]) then
+  return {'stale', tonumber(version), epoch}
+end
+local batches = #ARGV - 7
 version = tonumber(version) + batches
 redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2])
-for i = 7, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 8, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[3]) end
 redis.call('PUBLISH', ARGV[4], version)
-return {'applied', version}
+return {'applied', version, epoch}
+"""
+
+# KEYS: session, events. ARGV: ttl ms, game, version, state, seats, batch...
+CREATE = EPOCH + """
+redis.call('HSET', KEYS[1], 'game', ARGV[2], 'version', ARGV[3], 'state', ARGV[4],
+           'seats', ARGV[5], 'epoch', 0, 'incarnation', incarnation())
+for i = 6, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
 """
 
 # KEYS: session, events, answers. ARGV: channel. Returns how many keys it deleted. A script
@@ -165,6 +194,7 @@ class RedisStore(SessionStore):
         self._commit = self.client.register_script(COMMIT)
         self._events = self.client.register_script(EVENTS)
         self._delete = self.client.register_script(DELETE)
+        self._create = self.client.register_script(CREATE)
         self._draining = False
         self._waiting: dict[str, int] = {}  # channel -> long polls of this process on it
         self._waiting_lock = threading.Lock()
@@ -174,20 +204,9 @@ class RedisStore(SessionStore):
         return max(1, int(self.ttl * 1000))
 
     def create(self, session: Session, batches: tuple[str, ...] = ()) -> None:
-        keys = session_keys(session.id)
-        fields = {
-            "game": session.game,
-            "version": session.version,
-            "state": session.state,
-            "seats": session.seats,
-        }
-        with reachable(), self.client.pipeline(transaction=True) as pipe:
-            pipe.hset(keys[0], mapping=fields)
-            if batches:
-                pipe.rpush(keys[1], *batches)
-            for key in keys[:2]:
-                pipe.pexpire(key, self.ttl_ms)
-            pipe.execute()
+        args = [self.ttl_ms, session.game, session.version, session.state, session.seats]
+        with reachable():
+            self._create(keys=session_keys(session.id)[:2], args=[*args, *batches])
 
     def load(self, session_id: str) -> Session | None:
         with reachable():
@@ -201,6 +220,7 @@ class RedisStore(SessionStore):
             version=int(fields["version"]),
             state=fields["state"],
             seats=fields["seats"],
+            epoch=int(fields["epoch"]),
         )
 
     def commit(self, session_id: str, change: Change) -> Commit:
@@ -211,12 +231,14 @@ class RedisStore(SessionStore):
             channel(session_id),
             change.key or "",
             change.answer or "",
+            change.expected_epoch,
             *change.batches,
         ]
         with reachable():
             reply = self._commit(keys=session_keys(session_id), args=args)
-        outcome, version = Outcome(reply[0]), int(reply[1])
-        return Commit(outcome, version, reply[2] if outcome is Outcome.REPLAY else None)
+        outcome, version, epoch = Outcome(reply[0]), int(reply[1]), int(reply[2])
+        answer = reply[3] if outcome is Outcome.REPLAY else None
+        return Commit(outcome, version, answer, epoch)
 
     def answer(self, session_id: str, key: str) -> str | None:
         with reachable():

@@ -12,6 +12,7 @@ import requests
 from service.store import Change, Outcome, RedisStore, Session
 from service.store.redis_store import (
     COMMIT,
+    CREATE,
     DELETE,
     EVENTS,
     LOAD,
@@ -36,7 +37,7 @@ def test_every_key_and_channel_of_a_session_is_on_one_slot(redis_cluster_url):
 
 def test_scripts_touch_only_the_keys_they_are_given():
     """A script naming a key of its own could reach another slot: none does."""
-    for script in (LOAD, COMMIT, EVENTS, DELETE):
+    for script in (LOAD, COMMIT, EVENTS, DELETE, CREATE):
         assert "basra:" not in script
         assert "KEYS[" in script or "unpack(KEYS)" in script
 

@@ -2,6 +2,7 @@
 
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 import redis
@@ -16,6 +17,7 @@ from service.store import (
     SessionStore,
     StoreUnavailable,
 )
+from tests.redis_server import RedisServer
 
 
 def make_store(kind: str, redis_url: str | None, ttl: float = 60.0) -> SessionStore:
@@ -267,3 +269,33 @@ def test_a_paused_redis_is_unavailable_and_back_without_reconnecting_by_hand(
         redis_server.resume()
     assert store.load("s1") is not None
     store.close()
+
+
+def test_a_redis_back_from_older_files_raises_the_epoch(tmp_path):
+    """A crash after the last save loses what came after it: the session comes back at an
+    older version, and its epoch says so; a change made on the lost epoch is stale."""
+    with RedisServer(tmp_path / "redis") as server:
+        store = RedisStore(server.url, 60)
+        store.create(session())
+        assert store.load("s1").epoch == 0
+        with server.client() as client:
+            client.save()
+        applied = store.commit("s1", change(0, '["lost"]'))
+        assert (applied.outcome, applied.version, applied.epoch) == (Outcome.APPLIED, 1, 0)
+        server.kill()
+        server.start()
+        back = store.load("s1")
+        assert (back.version, back.epoch) == (0, 1)
+        on_the_lost_epoch = store.commit("s1", change(0, '["again"]'))
+        assert (on_the_lost_epoch.outcome, on_the_lost_epoch.epoch) == (Outcome.STALE, 1)
+        moved = store.commit("s1", replace(change(0, '["again"]'), expected_epoch=1))
+        assert (moved.outcome, moved.version, moved.epoch) == (Outcome.APPLIED, 1, 1)
+        assert store.events("s1", 0, 0) == ['["again"]']
+        # A restart that lost nothing counts too (the service cannot tell), once.
+        with server.client() as client:
+            client.save()
+        server.stop()
+        server.start()
+        assert store.load("s1").epoch == 2
+        assert store.load("s1").epoch == 2
+        store.close()
