@@ -2,7 +2,8 @@
 
 Key layout (one hash tag per session, so all its keys live on one Redis Cluster slot):
 
-    basra:{<id>}:session        hash: game, version, state (JSON), seats (JSON, token hashes)
+    basra:{<id>}:session        hash: game, version, state (JSON), seats (JSON, token hashes),
+                                epoch, incarnation (run id of the Redis that last touched it)
     basra:{<id>}:events         list: item i holds the JSON events of version i + 1
     basra:{<id>}:answers        hash: Idempotency-Key digest -> stored answer of a move
     basra:{<id>}:changed        pub/sub channel: a message per commit and on delete
