@@ -11,7 +11,7 @@ from flask_swagger_ui import get_swaggerui_blueprint
 from service.config import load_config
 from service.errors import ProblemApi, install_problems
 from service.json import OrjsonProvider
-from service.routes import games, health, hints, sessions
+from service.routes import games, health, hints, play, sessions
 from service.schemas import document, spec_yaml
 
 REQUEST_ID = "X-Request-ID"
@@ -50,6 +50,7 @@ def register_blueprints(app: flask.Flask, api: ProblemApi) -> None:
     api.register_blueprint(health.blp)
     api.register_blueprint(hints.blp)
     sessions.install(app, api)
+    app.register_blueprint(play.blp)
     if app.config["BENCH_ECHO"]:
         app.register_blueprint(games.echo_blp)
 
