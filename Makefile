@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: venv redis-server test run bench lint openapi
+.PHONY: venv redis-server chromium test run bench lint openapi
 
 venv: $(VENV)/.installed
 
@@ -13,14 +13,24 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -e '.[test]'
 	touch $@
 
-redis-server:
-	@command -v redis-server >/dev/null 2>&1 || { \
+# $(call apt-install,COMMAND,PACKAGES): install PACKAGES from Debian when COMMAND is missing
+# (as root, or through sudo).
+define apt-install
+	@command -v $(1) >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then sudo=; \
 	  elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
-	  else echo "redis-server is missing; install it as root: apt-get install -y redis-server" >&2; exit 1; fi; \
-	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
+	  else echo "$(1) is missing; install it as root: apt-get install -y $(2)" >&2; exit 1; fi; \
+	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y $(2); }
+endef
 
-test: venv redis-server
+redis-server:
+	$(call apt-install,redis-server,redis-server)
+
+# Headless browser for the play page's tests (driven by Playwright, which downloads nothing).
+chromium:
+	$(call apt-install,chromium,chromium)
+
+test: venv redis-server chromium
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 	$(VENV)/bin/ruff check .
 

@@ -1,7 +1,12 @@
+import time
+
 import pytest
 import redis
 
+from tests.browser import SCREENSHOTS
 from tests.redis_server import RedisServer
+
+STARTED = pytest.StashKey[float]()
 
 
 @pytest.fixture(scope="session")
@@ -18,3 +23,15 @@ def redis_url(redis_server):
     with redis.Redis.from_url(redis_server.url) as client:
         client.flushall()
     yield redis_server.url
+
+
+def pytest_sessionstart(session):
+    session.config.stash[STARTED] = time.time()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """Where the browser tests left their screenshots (taken by this run)."""
+    started = config.stash.get(STARTED, time.time())
+    taken = [shot for shot in SCREENSHOTS.glob("*.png") if shot.stat().st_mtime >= started]
+    if taken:
+        terminalreporter.write_line(f"play page screenshots ({len(taken)}): {SCREENSHOTS}")

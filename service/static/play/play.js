@@ -408,6 +408,7 @@ function renderHand(view) {
     const choices = byCard.get(card);
     if (choices) {
       element.classList.add("playable");
+      element.dataset.moves = String(choices.length);
       element.tabIndex = 0;
       element.setAttribute("role", "button");
       const pick = () => choices.length === 1
