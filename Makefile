@@ -1,8 +1,9 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
+CLIENT := clients/typescript
 
-.PHONY: venv redis-server chromium test run bench lint openapi
+.PHONY: venv redis-server chromium node client client-test test run bench lint openapi
 
 venv: $(VENV)/.installed
 
@@ -26,12 +27,22 @@ endef
 redis-server:
 	$(call apt-install,redis-server,redis-server)
 
+# Node and npm for the TypeScript client (Debian's packages when missing).
+node:
+	$(call apt-install,npm,nodejs npm)
+
+# The client's npm packages, exactly as package-lock.json pins them.
+$(CLIENT)/node_modules/.installed: $(CLIENT)/package-lock.json | node
+	cd $(CLIENT) && npm ci --no-audit --no-fund
+	touch $@
+
 # Headless browser for the play page's tests (driven by Playwright, which downloads nothing).
 chromium:
 	$(call apt-install,chromium,chromium)
 
-test: venv redis-server chromium
+test: venv redis-server chromium $(CLIENT)/node_modules/.installed
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+	cd $(CLIENT) && npm test
 	$(VENV)/bin/ruff check .
 
 run: venv
@@ -46,3 +57,11 @@ lint: venv
 # Through a temporary file, so a failing generator never leaves a truncated spec.
 openapi: venv
 	$(PY) -m service.openapi > openapi.yaml.tmp && mv openapi.yaml.tmp openapi.yaml
+
+# openapi.yaml, then the TypeScript client's types from it (a client test fails while stale).
+client: openapi $(CLIENT)/node_modules/.installed
+	cd $(CLIENT) && npm run generate
+
+# The TypeScript client's own tests: they start redis-server and gunicorn themselves.
+client-test: venv redis-server $(CLIENT)/node_modules/.installed
+	cd $(CLIENT) && npm test
