@@ -77,3 +77,8 @@ def install_docs(app: flask.Flask, api: ProblemApi) -> None:
         return flask.Response(spec_yaml(api.spec), mimetype="application/yaml")
 
     app.register_blueprint(get_swaggerui_blueprint(DOCS_PATH, "/openapi.yaml"))
+
+    @app.get("/")
+    def home() -> flask.Response:
+        """People who open the bare address land on the interactive API page."""
+        return flask.redirect(f"{DOCS_PATH}/")

@@ -405,6 +405,8 @@ export interface paths {
                 /** @description Created */
                 201: {
                     headers: {
+                        /** @description the new session's path */
+                        Location?: string;
                         [name: string]: unknown;
                     };
                     content: {
