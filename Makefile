@@ -7,10 +7,15 @@ CLIENT := clients/typescript
 
 venv: $(VENV)/.installed
 
-# Reinstall only when pyproject.toml is newer than the stamp.
-$(VENV)/.installed: pyproject.toml
+# Reinstall only when pyproject.toml is newer than the stamp. `serve` has what serving
+# needs; `.installed` adds the test tools.
+$(VENV)/.serve: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e .
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.serve
 	$(PY) -m pip install -e '.[test]'
 	touch $@
 
@@ -45,7 +50,7 @@ test: venv redis-server chromium $(CLIENT)/node_modules/.installed
 	cd $(CLIENT) && npm test
 	$(VENV)/bin/ruff check .
 
-run: venv
+run: $(VENV)/.serve
 	$(VENV)/bin/gunicorn -c gunicorn.conf.py service.wsgi:app
 
 bench: venv
