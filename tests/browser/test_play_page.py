@@ -67,9 +67,9 @@ class Player:
                 page.select_option(f"#{field}", value)
             else:
                 page.fill(f"#{field}", value)
-        self.shot("start")
         page.click("#start")
-        page.wait_for_selector("#board:not([hidden])")
+        page.wait_for_selector("#hand .playable")
+        self.shot("start")
 
     def status(self) -> str:
         return self.page.get_attribute("body", "data-status") or ""
