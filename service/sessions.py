@@ -178,7 +178,7 @@ class Sessions:
         try:
             state = game.new(body.get("rules") or {}, len(seat_kinds), seed)
         except GameError as error:
-            raise invalid(rules_path(error.path), error.reason) from error
+            raise invalid(rules_path(error.path), error.reason, error.choices) from error
         session_id = random_text(ID_LENGTH)
         seats, tokens = [], {}
         for seat, kind in enumerate(seat_kinds):
@@ -379,7 +379,7 @@ def read_move(game: Game, state: Any, body: dict[str, Any]) -> Any:
     try:
         return game.read_move(state, body["move"])
     except GameError as error:
-        raise invalid(under("move", error.path), error.reason) from error
+        raise invalid(under("move", error.path), error.reason, error.choices) from error
 
 
 def stale(current: int, sent: int) -> StaleVersion:

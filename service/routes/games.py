@@ -46,7 +46,7 @@ def read_state(game: Game, data: object) -> Any:
     try:
         return game.read(data)
     except GameError as error:
-        raise invalid(under("state", error.path), error.reason) from error
+        raise invalid(under("state", error.path), error.reason, error.choices) from error
 
 
 def read_move(game: Game, state: Any, data: Mapping[str, Any]) -> Any:
@@ -56,7 +56,7 @@ def read_move(game: Game, state: Any, data: Mapping[str, Any]) -> Any:
     except GameError as error:
         # A move's errors are named under "move"; anything else is about the state.
         prefix = "move" if error.path.startswith("move") else "state"
-        raise invalid(under(prefix, error.path), error.reason) from error
+        raise invalid(under(prefix, error.path), error.reason, error.choices) from error
 
 
 def rules_path(path: str) -> str:
@@ -81,7 +81,7 @@ def new(body: dict[str, Any]) -> flask.Response:
     try:
         state = game.new(body.get("rules") or DEFAULT_RULES, body.get("seats", DEFAULT_SEATS), seed)
     except GameError as error:
-        raise invalid(rules_path(error.path), error.reason) from error
+        raise invalid(rules_path(error.path), error.reason, error.choices) from error
     return answer({"state": game.write(state)})
 
 

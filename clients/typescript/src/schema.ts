@@ -677,6 +677,10 @@ export interface components {
             errors?: {
                 [key: string]: string[];
             };
+            /** @description 422 only, when the service knows them: for a bad field (keyed like `errors`), the values it could hold instead, e.g. the captures an ambiguous or illegal move's card can make (`move.capture`), the cards in hand (`move.card`), the presets (`rules.preset`) */
+            choices?: {
+                [key: string]: unknown[];
+            };
         };
         PaginationMetadata: {
             /** @description Total number of items. */
@@ -962,6 +966,10 @@ export interface components {
             /** @description 422 only: the JSON path of each bad field (e.g. 'move.card', 'state.hands.0.2') and what is wrong with it */
             errors?: {
                 [key: string]: string[];
+            };
+            /** @description 422 only, when the service knows them: for a bad field (keyed like `errors`), the values it could hold instead, e.g. the captures an ambiguous or illegal move's card can make (`move.capture`), the cards in hand (`move.card`), the presets (`rules.preset`) */
+            choices?: {
+                [key: string]: unknown[];
             };
             /** @description the session's current version */
             version: number;
