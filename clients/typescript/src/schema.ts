@@ -41,6 +41,263 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/games/bank/new": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A fresh game; the same seed, rules and seats give the same state. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["BankNewGameRequest"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BankStateResponse"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/bank/legal-moves": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Every legal move of the seat to move, no duplicates; [] once the match is over. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BankStateRequest"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BankLegalMovesResponse"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/bank/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Play one move. An illegal move is a 422 that says why. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BankApplyRequest"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BankApplyResponse"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/bank/score": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Each side's breakdown of the round or deal as it stands. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BankStateRequest"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BankScoreResponse"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/bank/view": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What one seat may see: its own hand, only counts of the hidden cards. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BankViewRequest"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BankViewResponse"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/bank/hint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The move a computer player advises for the seat to move.
+         * @description The bot `level` (default expert) decides from that seat's view only; every legal move
+         *     it weighed comes back with its estimated value. The same state, level and seed give
+         *     the same hint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BankHintRequest"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BankHintResponse"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/games/basra/new": {
         parameters: {
             query?: never;
@@ -60,7 +317,7 @@ export interface paths {
             };
             requestBody?: {
                 content: {
-                    "application/json": components["schemas"]["NewGameRequest"];
+                    "application/json": components["schemas"]["BasraNewGameRequest"];
                 };
             };
             responses: {
@@ -70,7 +327,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["StateResponse"];
+                        "application/json": components["schemas"]["BasraStateResponse"];
                     };
                 };
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
@@ -102,7 +359,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["StateRequest"];
+                    "application/json": components["schemas"]["BasraStateRequest"];
                 };
             };
             responses: {
@@ -112,7 +369,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["LegalMovesResponse"];
+                        "application/json": components["schemas"]["BasraLegalMovesResponse"];
                     };
                 };
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
@@ -144,7 +401,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["ApplyRequest"];
+                    "application/json": components["schemas"]["BasraApplyRequest"];
                 };
             };
             responses: {
@@ -154,7 +411,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ApplyResponse"];
+                        "application/json": components["schemas"]["BasraApplyResponse"];
                     };
                 };
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
@@ -176,7 +433,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Each side's breakdown of the round as it stands. */
+        /** Each side's breakdown of the round or deal as it stands. */
         post: {
             parameters: {
                 query?: never;
@@ -186,7 +443,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["StateRequest"];
+                    "application/json": components["schemas"]["BasraStateRequest"];
                 };
             };
             responses: {
@@ -196,7 +453,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ScoreResponse"];
+                        "application/json": components["schemas"]["BasraScoreResponse"];
                     };
                 };
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
@@ -218,7 +475,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** What one seat may see: its own hand, counts of the others and of the stock. */
+        /** What one seat may see: its own hand, only counts of the hidden cards. */
         post: {
             parameters: {
                 query?: never;
@@ -228,7 +485,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["ViewRequest"];
+                    "application/json": components["schemas"]["BasraViewRequest"];
                 };
             };
             responses: {
@@ -238,7 +495,54 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ViewResponse"];
+                        "application/json": components["schemas"]["BasraViewResponse"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/basra/hint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The move a computer player advises for the seat to move.
+         * @description The bot `level` (default expert) decides from that seat's view only; every legal move
+         *     it weighed comes back with its estimated value. The same state, level and seed give
+         *     the same hint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BasraHintRequest"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BasraHintResponse"];
                     };
                 };
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
@@ -320,53 +624,6 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/games/basra/hint": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * The move a computer player advises for the seat to move.
-         * @description The bot `level` (default expert) decides from that seat's view only; every legal move
-         *     it weighed comes back with its estimated value. The same state, level and seed give
-         *     the same hint.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["HintRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["HintResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
         delete?: never;
         options?: never;
         head?: never;
@@ -633,7 +890,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["SessionEvent"][];
+                        "application/json": (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"]))[];
                     };
                 };
                 401: components["responses"]["PROBLEM"];
@@ -698,13 +955,321 @@ export interface components {
             /** @description Next page number. */
             next_page?: number;
         };
-        /** @description A preset and any rule options that override it; GET /v1/games lists them all. Options: seats_allowed (default [2, 4]), hand_size (default 4), initial_table_redeal (default true), forced_capture (default true), capture_policy (default "max_cards"), seven_diamonds_mode (default "sweep"), seven_diamonds_basra_max_sum (default 10), table_seven_diamonds (default "plain"), basra_points (default 10), jack_basra_points (default 0), last_card_basra_counts (default true), majority_points (default 30), card_points (default true), tie_policy (default "void_round_carry"), target_score (default 121). A state echoes every resolved option. */
-        Rules: {
+        BankResolvedRules: {
+            preset: string;
+        } & {
+            [key: string]: unknown;
+        };
+        BankClasses: {
+            C: number;
+            D: number;
+            H: number;
+            S: number;
+        } & {
+            [key: string]: unknown;
+        };
+        BankTrumps: {
+            common: components["schemas"]["BankClasses"];
+            /** @description per seat, its own trump suit under per_player, else null */
+            personal: ("C" | "D" | "H" | "S" | null)[];
+        } & {
+            [key: string]: unknown;
+        };
+        BankCard: {
             /**
-             * @description a preset name (see GET /v1/games)
-             * @example levantine
+             * @example 7D
+             * @example TD
              */
-            preset?: string;
+            card: string;
+            by: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        BankTarget: {
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+            by: number | null;
+            virtual: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        BankOut: {
+            seat: number;
+            place: number;
+            /** @enum {string} */
+            finish: "plain" | "king" | "trump_king" | "run" | "quad" | "four_kings";
+            bonus: number;
+        } & {
+            [key: string]: unknown;
+        };
+        BankTiebreak: {
+            /** @description ascending */
+            eligible: number[];
+            extra_deals: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A whole Bank game. Post it back as the server wrote it; the server checks that it is self-consistent and answers 422 naming the field when it is not. Cards: rank then suit from the 36-card pack (6 to A), e.g. 6S, TD. */
+        BankState: {
+            /** @enum {string} */
+            game: "bank";
+            rules: components["schemas"]["BankResolvedRules"];
+            seats: number;
+            dealer: number;
+            trumps: components["schemas"]["BankTrumps"];
+            /** @description bottom to top */
+            bank: components["schemas"]["BankCard"][];
+            /** @description the card to answer; null: a free lead */
+            target: components["schemas"]["BankTarget"] | null;
+            /** @description null once the match is over */
+            turn: number | null;
+            /** @description the seat to move has drawn this obligation */
+            drawn: boolean;
+            /** @description in finishing order */
+            out: components["schemas"]["BankOut"][];
+            /** @description one entry per seat */
+            captured: string[][];
+            idle: number;
+            starter: number;
+            /** @description one entry per seat */
+            scores: number[];
+            deal: number;
+            /** @enum {string} */
+            status: "playing" | "match_over";
+            /** @description the single winner; null while playing or shared */
+            winner: number | null;
+            /** @description ascending */
+            winners: number[];
+            tiebreak: components["schemas"]["BankTiebreak"] | null;
+            /** @description one entry per seat */
+            hands: string[][];
+            /** @description stock[0] is drawn next */
+            stock: string[];
+            /** @description what later deals derive from */
+            seed?: string;
+        };
+        BankView: {
+            /** @enum {string} */
+            game: "bank";
+            rules: components["schemas"]["BankResolvedRules"];
+            seats: number;
+            dealer: number;
+            trumps: components["schemas"]["BankTrumps"];
+            /** @description bottom to top */
+            bank: components["schemas"]["BankCard"][];
+            /** @description the card to answer; null: a free lead */
+            target: components["schemas"]["BankTarget"] | null;
+            /** @description null once the match is over */
+            turn: number | null;
+            /** @description the seat to move has drawn this obligation */
+            drawn: boolean;
+            /** @description in finishing order */
+            out: components["schemas"]["BankOut"][];
+            /** @description one entry per seat */
+            captured: string[][];
+            idle: number;
+            starter: number;
+            /** @description one entry per seat */
+            scores: number[];
+            deal: number;
+            /** @enum {string} */
+            status: "playing" | "match_over";
+            /** @description the single winner; null while playing or shared */
+            winner: number | null;
+            /** @description ascending */
+            winners: number[];
+            tiebreak: components["schemas"]["BankTiebreak"] | null;
+            seat: number | null;
+            /** @description the seat's own cards (a seat's view only) */
+            hand?: string[];
+            /** @description one entry per seat */
+            hand_sizes: number[];
+            stock_size: number;
+        } & {
+            [key: string]: unknown;
+        };
+        BankMove: {
+            /** @enum {string} */
+            type: "lay" | "quad" | "run" | "draw" | "pass";
+            /**
+             * @description lay: the card
+             * @example 7D
+             * @example TD
+             */
+            card?: string;
+            /** @description quad or run: the four cards in laying order */
+            cards?: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        BankLegalMove: {
+            /** @enum {string} */
+            type: "lay" | "quad" | "run" | "draw" | "pass";
+            /**
+             * @description lay: the card
+             * @example 7D
+             * @example TD
+             */
+            card?: string;
+            /** @description quad or run: the four cards in laying order */
+            cards?: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        BankSideScore: {
+            captured_points: number;
+            /** @enum {string|null} */
+            finish: "plain" | "king" | "trump_king" | "run" | "quad" | "four_kings" | null;
+            place: number | null;
+            bonus: number;
+            penalty: number;
+            total: number;
+        } & {
+            [key: string]: unknown;
+        };
+        BankLayEvent: {
+            /** @enum {string} */
+            type: "lay";
+            seat: number;
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+        } & {
+            [key: string]: unknown;
+        };
+        BankQuadEvent: {
+            /** @enum {string} */
+            type: "quad";
+            seat: number;
+            /** @description in laying order */
+            cards: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        BankRunEvent: {
+            /** @enum {string} */
+            type: "run";
+            seat: number;
+            /** @description in laying order */
+            cards: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        BankDrawEvent: {
+            /** @enum {string} */
+            type: "draw";
+            seat: number;
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string | null;
+            /** @description a seven's draw */
+            forced: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        BankPassEvent: {
+            /** @enum {string} */
+            type: "pass";
+            seat: number;
+        } & {
+            [key: string]: unknown;
+        };
+        BankCaptureEvent: {
+            /** @enum {string} */
+            type: "capture";
+            /** @description the taker */
+            seat: number;
+            /** @description the bank, bottom to top */
+            cards: string[];
+            points: number;
+            /** @enum {string} */
+            why: "pass" | "trump_king" | "four_kings";
+        } & {
+            [key: string]: unknown;
+        };
+        BankTurnUpEvent: {
+            /** @enum {string} */
+            type: "turn_up";
+            /**
+             * @description the new pack card
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+        } & {
+            [key: string]: unknown;
+        };
+        BankSkipEvent: {
+            /** @enum {string} */
+            type: "skip";
+            /** @description the seat that misses its turn */
+            seat: number;
+        } & {
+            [key: string]: unknown;
+        };
+        BankOutEvent: {
+            /** @enum {string} */
+            type: "out";
+            seat: number;
+            place: number;
+            /** @enum {string} */
+            finish: "plain" | "king" | "trump_king" | "run" | "quad" | "four_kings";
+            bonus: number;
+        } & {
+            [key: string]: unknown;
+        };
+        BankDealEndEvent: {
+            /** @enum {string} */
+            type: "deal_end";
+            deal: number;
+            /** @enum {string} */
+            ending: "E1" | "E2";
+            loser: number | null;
+            penalty: number;
+            /** @description one entry per seat */
+            sides: components["schemas"]["BankSideScore"][];
+            /** @description one entry per seat (after banking) */
+            scores: number[];
+            /** @description the bank, bottom to top */
+            discarded: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        BankMatchEndEvent: {
+            /** @enum {string} */
+            type: "match_end";
+            winner: number | null;
+            winners: number[];
+            scores: number[];
+        } & {
+            [key: string]: unknown;
+        };
+        BankDealEvent: {
+            /** @enum {string} */
+            type: "deal";
+            deal: number;
+            dealer: number;
+            starter: number;
+            /**
+             * @description the pack card
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+        } & {
+            [key: string]: unknown;
+        };
+        BasraResolvedRules: {
+            preset: string;
+        } & {
+            [key: string]: unknown;
         };
         Basra: {
             /**
@@ -718,7 +1283,7 @@ export interface components {
         BasraState: {
             /** @enum {string} */
             game: "basra";
-            rules: components["schemas"]["Rules"];
+            rules: components["schemas"]["BasraResolvedRules"];
             /** @description 2, or 4 where allowed */
             seats: number;
             dealer: number;
@@ -747,8 +1312,9 @@ export interface components {
             rules: {
                 [key: string]: unknown;
             };
-            seat: number;
-            hand: string[];
+            seat: number | null;
+            /** @description the seat's own cards (a seat's view only) */
+            hand?: string[];
             hand_sizes: number[];
             stock_size: number;
             table: string[];
@@ -759,15 +1325,120 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        Event: {
+        BasraMove: {
+            /**
+             * @description a card from the mover's hand
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+            /** @description the table cards taken ([] to lay the card on the table); may be omitted when the card has exactly one legal outcome */
+            capture?: string[];
+            /** @description ignored: the server works it out */
+            basra?: boolean;
+            /** @description ignored */
+            basra_points?: number;
+            /** @description ignored */
+            points?: number;
+        };
+        BasraLegalMove: {
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+            /** @description in canonical order */
+            capture: string[];
+            basra: boolean;
+            basra_points: number;
+            /** @description what the move earns at once */
+            points: number;
+        };
+        BasraSideScore: {
+            cards: number;
+            majority: number;
+            jacks: number;
+            aces: number;
+            two_clubs: number;
+            ten_diamonds: number;
+            basras: number;
+            total: number;
+        };
+        BasraMoveEvent: {
             /** @enum {string} */
-            type: "move" | "capture" | "basra" | "deal" | "round_end" | "match_end";
+            type: "move";
+            seat: number;
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+            capture: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        BasraCaptureEvent: {
+            /** @enum {string} */
+            type: "capture";
+            seat: number;
+            side: number;
+            cards: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        BasraBasraEvent: {
+            /** @enum {string} */
+            type: "basra";
+            seat: number;
+            side: number;
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+            points: number;
+        } & {
+            [key: string]: unknown;
+        };
+        BasraDealEvent: {
+            /** @enum {string} */
+            type: "deal";
+            round: number;
+            dealer: number;
+            hand_size: number;
+            /** @description cards left in the stock */
+            stock: number;
+            /** @description a new round only: the table it starts with */
+            table?: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        BasraSweep: {
+            seat: number;
+            side: number;
+            cards: string[];
+        };
+        BasraRoundEndEvent: {
+            /** @enum {string} */
+            type: "round_end";
+            round: number;
+            sweep: components["schemas"]["BasraSweep"];
+            sides: components["schemas"]["BasraSideScore"][];
+            scores: number[];
+            carry: number;
+        } & {
+            [key: string]: unknown;
+        };
+        BasraMatchEndEvent: {
+            /** @enum {string} */
+            type: "match_end";
+            winner: number;
+            scores: number[];
         } & {
             [key: string]: unknown;
         };
         SessionEvent: {
-            /** @enum {string} */
-            type: "move" | "capture" | "basra" | "deal" | "round_end" | "match_end";
+            type: string;
             /** @description the move's version */
             version: number;
         } & {
@@ -791,95 +1462,136 @@ export interface components {
         CatalogueResponse: {
             games: components["schemas"]["GameCatalogue"][];
         };
-        NewGameRequest: {
-            /** @description default {"preset": "levantine"} */
-            rules?: components["schemas"]["Rules"];
-            /** @description any string; same seed and rules give the same game. Drawn at random when omitted. */
+        /** @description A preset and any rule options that override it; GET /v1/games lists them all. Default {"preset": "classic"}. Options: target_score (default 248), dealer_rule (default "loser"), trump_mode (default "per_player"), after_seven (default "skip"), after_capture (default "virtual_target"), hand_penalty (default true), penalty_mode (default "hand_points"), fixed_penalty (default 31), per_card_penalty (default 3). A state echoes every resolved option. */
+        BankRules: {
+            /**
+             * @description a preset name (see GET /v1/games)
+             * @example classic
+             */
+            preset?: string;
+        };
+        BankNewGameRequest: {
+            /** @description default {"preset": "classic"} */
+            rules?: components["schemas"]["BankRules"];
+            /** @description any string, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
             seed?: string;
-            /** @description 2 (default) or 4 */
+            /** @description 2 or 3 or 4; default 2 */
             seats?: number;
         };
-        StateResponse: {
-            /** @description a whole game state, as the server wrote it */
-            state: components["schemas"]["BasraState"];
+        BankStateResponse: {
+            /** @description a whole Bank state, as the server wrote it */
+            state: components["schemas"]["BankState"];
         };
-        StateRequest: {
-            /** @description a whole game state, as the server wrote it */
-            state: components["schemas"]["BasraState"];
+        BankStateRequest: {
+            /** @description a whole Bank state, as the server wrote it */
+            state: components["schemas"]["BankState"];
         };
-        LegalMove: {
+        BankLegalMovesResponse: {
+            moves: components["schemas"]["BankLegalMove"][];
+        };
+        BankApplyRequest: {
+            /** @description a whole Bank state, as the server wrote it */
+            state: components["schemas"]["BankState"];
+            move: components["schemas"]["BankMove"];
+        };
+        BankApplyResponse: {
+            /** @description a whole Bank state, as the server wrote it */
+            state: components["schemas"]["BankState"];
+            events: ({
+                [key: string]: unknown;
+            } | components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"])[];
+        };
+        BankScoreResponse: {
+            sides: components["schemas"]["BankSideScore"][];
+        };
+        BankViewRequest: {
+            /** @description a whole Bank state, as the server wrote it */
+            state: components["schemas"]["BankState"];
+            seat: number;
+        };
+        BankViewResponse: {
+            view: {
+                [key: string]: unknown;
+            } & components["schemas"]["BankView"];
+        };
+        BankHintRequest: {
+            /** @description a whole Bank state, as the server wrote it */
+            state: components["schemas"]["BankState"];
             /**
-             * @example 7D
-             * @example TD
+             * @description which computer player advises (default expert)
+             * @default expert
+             * @enum {string}
              */
-            card: string;
-            /** @description in canonical order */
-            capture: string[];
-            basra: boolean;
-            basra_points: number;
-            /** @description what the move earns at once */
-            points: number;
+            level: "random" | "greedy" | "expert";
+            /** @description any string, used as given ('' included); the bot's randomness: the same state, level and seed give the same hint. Drawn at random when omitted. */
+            seed?: string;
         };
-        LegalMovesResponse: {
-            moves: components["schemas"]["LegalMove"][];
+        BankHintAlternative: {
+            move: components["schemas"]["BankLegalMove"];
+            /** @description the bot's estimate for the mover: expert the mean point difference of its playouts, greedy the immediate points, random the chance */
+            value: number;
         };
-        Move: {
+        BankHintResponse: {
+            /** @description the advice */
+            move: components["schemas"]["BankLegalMove"];
+            /** @description every legal move the bot weighed, in legal-moves order */
+            alternatives: components["schemas"]["BankHintAlternative"][];
+            level: string;
+        };
+        /** @description A preset and any rule options that override it; GET /v1/games lists them all. Default {"preset": "levantine"}. Options: seats_allowed (default [2, 4]), hand_size (default 4), initial_table_redeal (default true), forced_capture (default true), capture_policy (default "max_cards"), seven_diamonds_mode (default "sweep"), seven_diamonds_basra_max_sum (default 10), table_seven_diamonds (default "plain"), basra_points (default 10), jack_basra_points (default 0), last_card_basra_counts (default true), majority_points (default 30), card_points (default true), tie_policy (default "void_round_carry"), target_score (default 121). A state echoes every resolved option. */
+        BasraRules: {
             /**
-             * @description a card from the mover's hand
-             * @example 7D
-             * @example TD
+             * @description a preset name (see GET /v1/games)
+             * @example levantine
              */
-            card: string;
-            /** @description the table cards taken ([] to lay the card on the table); may be omitted when the card has exactly one legal outcome */
-            capture?: string[];
-            /** @description ignored: the server works it out */
-            basra?: boolean;
-            /** @description ignored */
-            basra_points?: number;
-            /** @description ignored */
-            points?: number;
+            preset?: string;
         };
-        ApplyRequest: {
-            /** @description a whole game state, as the server wrote it */
+        BasraNewGameRequest: {
+            /** @description default {"preset": "levantine"} */
+            rules?: components["schemas"]["BasraRules"];
+            /** @description any string, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
+            seed?: string;
+            /** @description 2 or 4; default 2 */
+            seats?: number;
+        };
+        BasraStateResponse: {
+            /** @description a whole Basra state, as the server wrote it */
             state: components["schemas"]["BasraState"];
-            move: components["schemas"]["Move"];
         };
-        ApplyResponse: {
-            /** @description a whole game state, as the server wrote it */
+        BasraStateRequest: {
+            /** @description a whole Basra state, as the server wrote it */
+            state: components["schemas"]["BasraState"];
+        };
+        BasraLegalMovesResponse: {
+            moves: components["schemas"]["BasraLegalMove"][];
+        };
+        BasraApplyRequest: {
+            /** @description a whole Basra state, as the server wrote it */
+            state: components["schemas"]["BasraState"];
+            move: components["schemas"]["BasraMove"];
+        };
+        BasraApplyResponse: {
+            /** @description a whole Basra state, as the server wrote it */
             state: components["schemas"]["BasraState"];
             events: ({
                 [key: string]: unknown;
-            } & components["schemas"]["Event"])[];
+            } | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"])[];
         };
-        SideScore: {
-            cards: number;
-            majority: number;
-            jacks: number;
-            aces: number;
-            two_clubs: number;
-            ten_diamonds: number;
-            basras: number;
-            total: number;
+        BasraScoreResponse: {
+            sides: components["schemas"]["BasraSideScore"][];
         };
-        ScoreResponse: {
-            sides: components["schemas"]["SideScore"][];
-        };
-        ViewRequest: {
-            /** @description a whole game state, as the server wrote it */
+        BasraViewRequest: {
+            /** @description a whole Basra state, as the server wrote it */
             state: components["schemas"]["BasraState"];
             seat: number;
         };
-        ViewResponse: {
+        BasraViewResponse: {
             view: {
                 [key: string]: unknown;
             } & components["schemas"]["BasraView"];
         };
-        StatusResponse: {
-            /** @example ok */
-            status: string;
-        };
-        HintRequest: {
-            /** @description a whole game state, as the server wrote it */
+        BasraHintRequest: {
+            /** @description a whole Basra state, as the server wrote it */
             state: components["schemas"]["BasraState"];
             /**
              * @description which computer player advises (default expert)
@@ -887,20 +1599,29 @@ export interface components {
              * @enum {string}
              */
             level: "random" | "greedy" | "expert";
-            /** @description the bot's randomness; the same state, level and seed give the same hint. Drawn at random when omitted. */
+            /** @description any string, used as given ('' included); the bot's randomness: the same state, level and seed give the same hint. Drawn at random when omitted. */
             seed?: string;
         };
-        HintAlternative: {
-            move: components["schemas"]["LegalMove"];
-            /** @description the bot's estimate for the mover: expert the mean round point difference of its playouts, greedy the immediate points, random the chance */
+        BasraHintAlternative: {
+            move: components["schemas"]["BasraLegalMove"];
+            /** @description the bot's estimate for the mover: expert the mean point difference of its playouts, greedy the immediate points, random the chance */
             value: number;
         };
-        HintResponse: {
+        BasraHintResponse: {
             /** @description the advice */
-            move: components["schemas"]["LegalMove"];
+            move: components["schemas"]["BasraLegalMove"];
             /** @description every legal move the bot weighed, in legal-moves order */
-            alternatives: components["schemas"]["HintAlternative"][];
+            alternatives: components["schemas"]["BasraHintAlternative"][];
             level: string;
+        };
+        StatusResponse: {
+            /** @example ok */
+            status: string;
+        };
+        /** @description A preset and any rule options that override it; GET /v1/games lists every game's presets and options with their defaults. Default: the game's default preset. A state echoes every resolved option. */
+        Rules: {
+            /** @description a preset name (see GET /v1/games) */
+            preset?: string;
         };
         SessionSeatRequest: {
             /** @enum {string} */
@@ -913,15 +1634,16 @@ export interface components {
         };
         CreateSessionRequest: {
             /**
+             * @description a game of GET /v1/games (default basra)
              * @default basra
              * @enum {string}
              */
-            game: "basra";
-            /** @description default {"preset": "levantine"} */
+            game: "bank" | "basra";
+            /** @description default: the game's default preset */
             rules?: components["schemas"]["Rules"];
-            /** @description one entry per seat (2, or 4 where the rules allow it) */
+            /** @description one entry per seat, as many as the game and its rules allow */
             seats: components["schemas"]["SessionSeatRequest"][];
-            /** @description what the deals derive from; drawn at random when omitted */
+            /** @description any string, used as given ('' included); what the deals derive from. Drawn at random when omitted. */
             seed?: string;
         };
         SessionSeat: {
@@ -944,14 +1666,17 @@ export interface components {
             id: string;
             version: number;
             seat: number;
+            /** @description game.view of the seat */
             view: {
                 [key: string]: unknown;
-            } & components["schemas"]["BasraView"];
+            } & (components["schemas"]["BankView"] | components["schemas"]["BasraView"]);
             /** @description the seat's legal moves when it is its turn, else [] */
-            moves: components["schemas"]["LegalMove"][];
+            moves: ({
+                [key: string]: unknown;
+            } | components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
         };
         SessionMoveRequest: {
-            move: components["schemas"]["Move"];
+            move: components["schemas"]["BankMove"] | components["schemas"]["BasraMove"];
             /** @description the session's current version (else 409) */
             version: number;
         };
@@ -976,13 +1701,18 @@ export interface components {
         };
         SessionMoveResponse: {
             version: number;
+            /** @description game.view of the seat */
             view: {
                 [key: string]: unknown;
-            } & components["schemas"]["BasraView"];
-            moves: components["schemas"]["LegalMove"][];
+            } & (components["schemas"]["BankView"] | components["schemas"]["BasraView"]);
+            /** @description the seat's legal moves when it is its turn, else [] */
+            moves: ({
+                [key: string]: unknown;
+            } | components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
+            /** @description the events of this move and the bots' replies, as this seat may see them */
             events: ({
                 [key: string]: unknown;
-            } & components["schemas"]["SessionEvent"])[];
+            } & (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"])))[];
         };
     };
     responses: {
