@@ -955,10 +955,25 @@ export interface components {
             /** @description Next page number. */
             next_page?: number;
         };
+        /** @description The preset and every option resolved. */
         BankResolvedRules: {
             preset: string;
-        } & {
-            [key: string]: unknown;
+            target_score: number;
+            /** @enum {string} */
+            dealer_rule: "loser" | "finisher" | "starter" | "max_points" | "min_points";
+            /** @enum {string} */
+            trump_mode: "per_player" | "none" | "single" | "double" | "senior_junior";
+            /** @enum {string} */
+            after_seven: "skip" | "draw_then_play" | "skip_and_draw" | "none";
+            /** @enum {string} */
+            after_capture: "virtual_target" | "free_lead" | "turn_up";
+            hand_penalty: boolean;
+            /** @enum {string} */
+            penalty_mode: "hand_points" | "fixed" | "per_card";
+            /** @enum {integer} */
+            fixed_penalty: 15 | 23 | 31 | 40 | 48 | 56;
+            /** @enum {integer} */
+            per_card_penalty: 3 | 6;
         };
         BankClasses: {
             C: number;
@@ -1052,7 +1067,10 @@ export interface components {
             seed?: string;
         };
         BankView: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             game: "bank";
             rules: components["schemas"]["BankResolvedRules"];
             seats: number;
@@ -1131,7 +1149,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankLayEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "lay";
             seat: number;
             /**
@@ -1143,7 +1164,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankQuadEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "quad";
             seat: number;
             /** @description in laying order */
@@ -1152,7 +1176,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankRunEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "run";
             seat: number;
             /** @description in laying order */
@@ -1161,7 +1188,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankDrawEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "draw";
             seat: number;
             /**
@@ -1175,14 +1205,20 @@ export interface components {
             [key: string]: unknown;
         };
         BankPassEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "pass";
             seat: number;
         } & {
             [key: string]: unknown;
         };
         BankCaptureEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "capture";
             /** @description the taker */
             seat: number;
@@ -1195,7 +1231,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankTurnUpEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "turn_up";
             /**
              * @description the new pack card
@@ -1207,7 +1246,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankSkipEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "skip";
             /** @description the seat that misses its turn */
             seat: number;
@@ -1215,7 +1257,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankOutEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "out";
             seat: number;
             place: number;
@@ -1226,7 +1271,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankDealEndEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "deal_end";
             deal: number;
             /** @enum {string} */
@@ -1243,7 +1291,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankMatchEndEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "match_end";
             winner: number | null;
             winners: number[];
@@ -1252,7 +1303,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankDealEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "deal";
             deal: number;
             dealer: number;
@@ -1266,10 +1320,30 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description The preset and every option resolved. */
         BasraResolvedRules: {
             preset: string;
-        } & {
-            [key: string]: unknown;
+            /** @description the seat counts these rules can be played with */
+            seats_allowed: (2 | 4)[];
+            /** @enum {integer} */
+            hand_size: 4 | 6;
+            initial_table_redeal: boolean;
+            forced_capture: boolean;
+            /** @enum {string} */
+            capture_policy: "max_cards" | "any_family";
+            /** @enum {string} */
+            seven_diamonds_mode: "sweep" | "wild" | "plain";
+            seven_diamonds_basra_max_sum: number;
+            /** @enum {string} */
+            table_seven_diamonds: "plain" | "lone_wild";
+            basra_points: number;
+            jack_basra_points: number;
+            last_card_basra_counts: boolean;
+            majority_points: number;
+            card_points: boolean;
+            /** @enum {string} */
+            tie_policy: "void_round_carry" | "carry" | "none";
+            target_score: number;
         };
         Basra: {
             /**
@@ -1308,20 +1382,40 @@ export interface components {
             seed?: string;
         };
         BasraView: {
-            game: string;
-            rules: {
-                [key: string]: unknown;
-            };
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            game: "basra";
+            rules: components["schemas"]["BasraResolvedRules"];
+            /** @enum {integer} */
+            seats: 2 | 4;
+            dealer: number;
+            /** @description null once the match is over */
+            turn: number | null;
+            /** @description in the order they arrived */
+            table: string[];
+            /** @description one per side */
+            captured: string[][];
+            /** @description one per side: the basras it made */
+            basras: components["schemas"]["Basra"][][];
+            /** @description the seat that captured last */
+            last_capturer: number | null;
+            /** @description one per side, banked */
+            scores: number[];
+            /** @description points carried over from a tied round */
+            carry: number;
+            round: number;
+            /** @enum {string} */
+            status: "playing" | "match_over";
+            /** @description the winning side, once over */
+            winner: number | null;
             seat: number | null;
             /** @description the seat's own cards (a seat's view only) */
             hand?: string[];
+            /** @description per seat */
             hand_sizes: number[];
             stock_size: number;
-            table: string[];
-            captured: string[][];
-            scores: number[];
-            turn: number | null;
-            status: string;
         } & {
             [key: string]: unknown;
         };
@@ -1365,7 +1459,10 @@ export interface components {
             total: number;
         };
         BasraMoveEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "move";
             seat: number;
             /**
@@ -1378,7 +1475,10 @@ export interface components {
             [key: string]: unknown;
         };
         BasraCaptureEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "capture";
             seat: number;
             side: number;
@@ -1387,7 +1487,10 @@ export interface components {
             [key: string]: unknown;
         };
         BasraBasraEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "basra";
             seat: number;
             side: number;
@@ -1401,7 +1504,10 @@ export interface components {
             [key: string]: unknown;
         };
         BasraDealEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "deal";
             round: number;
             dealer: number;
@@ -1419,7 +1525,10 @@ export interface components {
             cards: string[];
         };
         BasraRoundEndEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "round_end";
             round: number;
             sweep: components["schemas"]["BasraSweep"];
@@ -1430,7 +1539,10 @@ export interface components {
             [key: string]: unknown;
         };
         BasraMatchEndEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "match_end";
             winner: number;
             scores: number[];
@@ -1467,16 +1579,36 @@ export interface components {
             /**
              * @description a preset name (see GET /v1/games)
              * @example classic
+             * @enum {string}
              */
-            preset?: string;
+            preset?: "classic";
+            target_score?: number;
+            /** @enum {string} */
+            dealer_rule?: "loser" | "finisher" | "starter" | "max_points" | "min_points";
+            /** @enum {string} */
+            trump_mode?: "per_player" | "none" | "single" | "double" | "senior_junior";
+            /** @enum {string} */
+            after_seven?: "skip" | "draw_then_play" | "skip_and_draw" | "none";
+            /** @enum {string} */
+            after_capture?: "virtual_target" | "free_lead" | "turn_up";
+            hand_penalty?: boolean;
+            /** @enum {string} */
+            penalty_mode?: "hand_points" | "fixed" | "per_card";
+            /** @enum {integer} */
+            fixed_penalty?: 15 | 23 | 31 | 40 | 48 | 56;
+            /** @enum {integer} */
+            per_card_penalty?: 3 | 6;
         };
         BankNewGameRequest: {
             /** @description default {"preset": "classic"} */
             rules?: components["schemas"]["BankRules"];
             /** @description any string, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
             seed?: string;
-            /** @description 2 or 3 or 4; default 2 */
-            seats?: number;
+            /**
+             * @description 2 or 3 or 4 (as the rules' seats_allowed permit); default 2
+             * @enum {integer}
+             */
+            seats?: 2 | 3 | 4;
         };
         BankStateResponse: {
             /** @description a whole Bank state, as the server wrote it */
@@ -1497,9 +1629,7 @@ export interface components {
         BankApplyResponse: {
             /** @description a whole Bank state, as the server wrote it */
             state: components["schemas"]["BankState"];
-            events: ({
-                [key: string]: unknown;
-            } | components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"])[];
+            events: (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"])[];
         };
         BankScoreResponse: {
             sides: components["schemas"]["BankSideScore"][];
@@ -1510,9 +1640,7 @@ export interface components {
             seat: number;
         };
         BankViewResponse: {
-            view: {
-                [key: string]: unknown;
-            } & components["schemas"]["BankView"];
+            view: components["schemas"]["BankView"];
         };
         BankHintRequest: {
             /** @description a whole Bank state, as the server wrote it */
@@ -1543,16 +1671,41 @@ export interface components {
             /**
              * @description a preset name (see GET /v1/games)
              * @example levantine
+             * @enum {string}
              */
-            preset?: string;
+            preset?: "egyptian" | "levantine";
+            /** @description the seat counts these rules can be played with */
+            seats_allowed?: (2 | 4)[];
+            /** @enum {integer} */
+            hand_size?: 4 | 6;
+            initial_table_redeal?: boolean;
+            forced_capture?: boolean;
+            /** @enum {string} */
+            capture_policy?: "max_cards" | "any_family";
+            /** @enum {string} */
+            seven_diamonds_mode?: "sweep" | "wild" | "plain";
+            seven_diamonds_basra_max_sum?: number;
+            /** @enum {string} */
+            table_seven_diamonds?: "plain" | "lone_wild";
+            basra_points?: number;
+            jack_basra_points?: number;
+            last_card_basra_counts?: boolean;
+            majority_points?: number;
+            card_points?: boolean;
+            /** @enum {string} */
+            tie_policy?: "void_round_carry" | "carry" | "none";
+            target_score?: number;
         };
         BasraNewGameRequest: {
             /** @description default {"preset": "levantine"} */
             rules?: components["schemas"]["BasraRules"];
             /** @description any string, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
             seed?: string;
-            /** @description 2 or 4; default 2 */
-            seats?: number;
+            /**
+             * @description 2 or 4 (as the rules' seats_allowed permit); default 2
+             * @enum {integer}
+             */
+            seats?: 2 | 4;
         };
         BasraStateResponse: {
             /** @description a whole Basra state, as the server wrote it */
@@ -1573,9 +1726,7 @@ export interface components {
         BasraApplyResponse: {
             /** @description a whole Basra state, as the server wrote it */
             state: components["schemas"]["BasraState"];
-            events: ({
-                [key: string]: unknown;
-            } | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"])[];
+            events: (components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"])[];
         };
         BasraScoreResponse: {
             sides: components["schemas"]["BasraSideScore"][];
@@ -1586,9 +1737,7 @@ export interface components {
             seat: number;
         };
         BasraViewResponse: {
-            view: {
-                [key: string]: unknown;
-            } & components["schemas"]["BasraView"];
+            view: components["schemas"]["BasraView"];
         };
         BasraHintRequest: {
             /** @description a whole Basra state, as the server wrote it */
@@ -1618,16 +1767,12 @@ export interface components {
             /** @example ok */
             status: string;
         };
-        /** @description A preset and any rule options that override it; GET /v1/games lists every game's presets and options with their defaults. Default: the game's default preset. A state echoes every resolved option. */
-        Rules: {
-            /** @description a preset name (see GET /v1/games) */
-            preset?: string;
-        };
+        /** @description A human seat (no level) or a bot seat (with its level). */
         SessionSeatRequest: {
             /** @enum {string} */
             type: "human" | "bot";
             /**
-             * @description bot seats only: how strongly the bot plays
+             * @description bot seats only (required there): how strongly the bot plays
              * @enum {string}
              */
             level?: "random" | "greedy" | "expert";
@@ -1639,10 +1784,10 @@ export interface components {
              * @enum {string}
              */
             game: "bank" | "basra";
-            /** @description default: the game's default preset */
-            rules?: components["schemas"]["Rules"];
-            /** @description one entry per seat, as many as the game and its rules allow */
-            seats: components["schemas"]["SessionSeatRequest"][];
+            /** @description the game's rules: a preset and any options that override it (GET /v1/games lists them); default: the game's default preset. The game checks them. */
+            rules?: components["schemas"]["BankRules"] | components["schemas"]["BasraRules"];
+            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human */
+            seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
             /** @description any string, used as given ('' included); what the deals derive from. Drawn at random when omitted. */
             seed?: string;
         };
@@ -1667,13 +1812,9 @@ export interface components {
             version: number;
             seat: number;
             /** @description game.view of the seat */
-            view: {
-                [key: string]: unknown;
-            } & (components["schemas"]["BankView"] | components["schemas"]["BasraView"]);
+            view: components["schemas"]["BankView"] | components["schemas"]["BasraView"];
             /** @description the seat's legal moves when it is its turn, else [] */
-            moves: ({
-                [key: string]: unknown;
-            } | components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
+            moves: (components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
         };
         SessionMoveRequest: {
             move: components["schemas"]["BankMove"] | components["schemas"]["BasraMove"];
@@ -1702,17 +1843,11 @@ export interface components {
         SessionMoveResponse: {
             version: number;
             /** @description game.view of the seat */
-            view: {
-                [key: string]: unknown;
-            } & (components["schemas"]["BankView"] | components["schemas"]["BasraView"]);
+            view: components["schemas"]["BankView"] | components["schemas"]["BasraView"];
             /** @description the seat's legal moves when it is its turn, else [] */
-            moves: ({
-                [key: string]: unknown;
-            } | components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
+            moves: (components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
             /** @description the events of this move and the bots' replies, as this seat may see them */
-            events: ({
-                [key: string]: unknown;
-            } & (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"])))[];
+            events: (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"]))[];
         };
     };
     responses: {
