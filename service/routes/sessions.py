@@ -48,6 +48,9 @@ KEY_PARAMETER = {
     "applied again; the same key with another body is a 422. Keys expire with the session.",
 }
 FAILURES = (401, 404)
+LOCATION = {
+    "Location": {"schema": {"type": "string"}, "description": "the new session's path"}
+}
 RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}
 
 
@@ -104,13 +107,16 @@ def failures(*statuses: int):
 
 @blp.route("", methods=["POST"])
 @blp.arguments(CreateSessionRequest)
-@blp.response(201, CreateSessionResponse)
+@blp.response(201, CreateSessionResponse, headers=LOCATION)
 @blp.doc(parameters=[KEY_PARAMETER])
 @store_down
 def create(body: dict[str, Any]) -> flask.Response:
     """Start a hosted game. Bot seats that move first have moved already (version > 0).
     Human seats get their token here, once."""
-    return answer(sessions().create(body, idempotency_key()), 201)
+    created = sessions().create(body, idempotency_key())
+    response = answer(created, 201)
+    response.headers["Location"] = flask.url_for("sessions.read", session_id=created["id"])
+    return response
 
 
 @blp.route("/<session_id>", methods=["GET"])
