@@ -50,11 +50,12 @@ def main() -> None:
         servers = {
             "one Redis": stack.enter_context(gunicorn(
                 directory / "single.log", *options, ready="/readyz",
-                REDIS_URL=single.url, LOG_LEVEL="warning",
+                REDIS_URL=single.url, LOG_LEVEL="warning", CLIENT_SEEDS="true",
             )),
             "3-master cluster": stack.enter_context(gunicorn(
                 directory / "cluster.log", *options, ready="/readyz",
                 REDIS_URL=cluster.url, REDIS_CLUSTER="true", LOG_LEVEL="warning",
+                CLIENT_SEEDS="true",
             )),
         }  # fmt: skip
         loads = []

@@ -23,6 +23,9 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "SESSION_TTL_SECONDS": (86400.0, float),
     "LONG_POLL_SECONDS": (25.0, float),
     "BENCH_ECHO": (False, flag),
+    # A client's seed in a session with two or more human seats (tests, replays): its
+    # chooser would know every hand, so by default only the server's secret seed deals there.
+    "CLIENT_SEEDS": (False, flag),
     # Operations: metrics at GET /metrics, Redis failing fast, rate limits (off when unset).
     "METRICS": (True, flag),
     "LOG_LEVEL": ("info", str),

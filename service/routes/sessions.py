@@ -185,7 +185,9 @@ def unavailable(error: StoreUnavailable) -> flask.Response:
 def install(app: flask.Flask, api: ProblemApi) -> None:
     """Hosted sessions on `app`: the store its config selects, the routes, their errors."""
     store = open_store(app.config)
-    app.extensions["sessions"] = Sessions(store, float(app.config["LONG_POLL_SECONDS"]))
+    app.extensions["sessions"] = Sessions(
+        store, float(app.config["LONG_POLL_SECONDS"]), bool(app.config["CLIENT_SEEDS"])
+    )
     api.spec.components.security_scheme(
         "seatToken",
         {"type": "http", "scheme": "bearer", "description": "a seat token from POST /v1/sessions"},

@@ -77,8 +77,7 @@ def served(redis_cluster, tmp_path_factory):
 
 
 def test_whole_hosted_games_on_the_cluster_through_gunicorn(served):
-    games = [play_out(start(served.url, seats, f"cluster {n}"))
-             for n, seats in enumerate([HUMANS, WITH_BOT])]  # fmt: skip
+    games = [play_out(start(served.url, seats)) for seats in [HUMANS, WITH_BOT]]
     for game in games:
         moves = check_history(game)
         assert moves
@@ -87,7 +86,7 @@ def test_whole_hosted_games_on_the_cluster_through_gunicorn(served):
 
 
 def test_a_long_poll_on_the_cluster_wakes_when_a_move_is_made(served):
-    hosted = start(served.url, HUMANS, "cluster poll")
+    hosted = start(served.url, HUMANS)
     woken: list[requests.Response] = []
     seat = 1
     poller = threading.Thread(
@@ -109,7 +108,7 @@ def test_a_long_poll_on_the_cluster_wakes_when_a_move_is_made(served):
 
 
 def test_of_32_concurrent_movers_on_the_cluster_exactly_one_is_applied(served):
-    hosted = start(served.url, HUMANS, "cluster race")
+    hosted = start(served.url, HUMANS)
     url = f"{served.url}/v1/sessions/{hosted.id}"
     views = {seat: requests.get(url, headers=hosted.headers(seat), timeout=10).json()
              for seat in hosted.tokens}  # fmt: skip

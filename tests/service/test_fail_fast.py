@@ -38,7 +38,7 @@ def served(redis_server, tmp_path_factory):
 
 
 def test_a_hung_redis_is_a_503_with_retry_after_soon_and_no_restart_is_needed(served, redis_server):
-    hosted = start(served.url, WITH_BOT, "hung")
+    hosted = start(served.url, WITH_BOT)
     view = requests.get(
         f"{served.url}/v1/sessions/{hosted.id}", headers=hosted.headers(0), timeout=PATIENCE
     ).json()
@@ -81,7 +81,7 @@ def test_a_move_without_a_key_answered_503_may_be_applied_but_never_twice(served
     """A 503 does not mean "not applied": Redis runs the script it had read once it wakes.
     The move names its version, so its retry is a 409 carrying the next version (the move
     is there once, in the events) or, when it never ran, a 200: never a second copy."""
-    hosted = start(served.url, [{"type": "human"}, {"type": "human"}], "unkeyed")
+    hosted = start(served.url, [{"type": "human"}, {"type": "human"}])
     url = f"{served.url}/v1/sessions/{hosted.id}"
     views = {seat: requests.get(url, headers=hosted.headers(seat), timeout=PATIENCE).json()
              for seat in hosted.tokens}  # fmt: skip
@@ -134,7 +134,7 @@ def test_readyz_turns_unready_once_redis_is_gone_past_the_grace(tmp_path):
 
 def waiting_poll(server: Gunicorn) -> tuple[threading.Thread, list]:
     """A long poll on a fresh session, seen waiting (by the metrics) before this returns."""
-    hosted = start(server.url, WITH_BOT, "drained")
+    hosted = start(server.url, WITH_BOT)
     answers: list = []
 
     def poll() -> None:

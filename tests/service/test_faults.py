@@ -110,7 +110,7 @@ def test_redis_paused_under_load(served, redis_server):
 def test_long_polls_of_a_killed_worker_do_not_hang(served):
     """A poll on the dead worker ends at once with a dropped connection (the client polls
     again), one on the other still answers within its bound: none waits past it."""
-    hosted = start(served.url, [{"type": "human"}, {"type": "bot", "level": "random"}], "poll")
+    hosted = start(served.url, [{"type": "human"}, {"type": "bot", "level": "random"}])
     outcomes: list[object] = []
 
     def poll() -> None:

@@ -55,8 +55,8 @@ def played(tmp_path_factory):
         PROMETHEUS_MULTIPROC_DIR=str(directory / "metrics"),
     ) as server:  # fmt: skip
         games = [
-            play_out(start(server.url, HUMANS, "observed humans")),
-            play_out(start(server.url, WITH_BOT, "observed bot")),
+            play_out(start(server.url, HUMANS)),
+            play_out(start(server.url, WITH_BOT)),
         ]
         polled = long_poll_seen_waiting(server.url)
         yield server, games, directory, polled
@@ -64,7 +64,7 @@ def played(tmp_path_factory):
 
 def long_poll_seen_waiting(base: str) -> tuple[float, float]:
     """The waiting-polls gauge while one poll waits, and once a move has answered it."""
-    hosted = start(base, WITH_BOT, "long poll")
+    hosted = start(base, WITH_BOT)
     poller = threading.Thread(
         target=lambda: requests.get(
             f"{base}/v1/sessions/{hosted.id}/events",

@@ -14,7 +14,7 @@ from tests.gunicorn_server import gunicorn
 from tests.service.hosted_games import play_out, start
 
 HUMANS = [{"type": "human"}, {"type": "human"}]
-SESSION = {"game": "basra", "seats": HUMANS, "seed": "limits"}
+SESSION = {"game": "basra", "seats": HUMANS}
 
 
 def client_at(app, address: str):
@@ -118,8 +118,8 @@ def test_limits_are_shared_by_workers_through_redis_and_spare_other_clients(redi
             )
         )
         hammer.start()
-        other = play_out(start(server.url, [{"type": "human"}, {"type": "bot", "level": "random"}],
-                               "spared"), turns=2)  # fmt: skip
+        versus_bot = [{"type": "human"}, {"type": "bot", "level": "random"}]
+        other = play_out(start(server.url, versus_bot), turns=2)
         hammer.join()
         assert set(other.seen.statuses) == {200}
         assert hammered.count(200) == 40
