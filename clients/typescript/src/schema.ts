@@ -1643,7 +1643,7 @@ export interface components {
             rules?: components["schemas"]["Rules"];
             /** @description one entry per seat, as many as the game and its rules allow */
             seats: components["schemas"]["SessionSeatRequest"][];
-            /** @description any string, used as given ('' included); what the deals derive from. Drawn at random when omitted. */
+            /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
         };
         SessionSeat: {
@@ -1655,12 +1655,19 @@ export interface components {
             /** @description bot seats only */
             level?: string;
         };
+        Deal: {
+            /** @description SHA-256 (hex) of the session's seed (UTF-8), fixed at creation: the seed revealed at the end must hash to it */
+            commitment: string;
+            /** @description the seed, once the match is over: POST /v1/games/{game}/new with it, the session's rules and seat count deals the very same match */
+            seed?: string;
+        };
         CreateSessionResponse: {
             id: string;
             game: string;
             /** @description above 0 when bots moved first */
             version: number;
             seats: components["schemas"]["SessionSeat"][];
+            deal: components["schemas"]["Deal"];
         };
         SessionResponse: {
             id: string;
@@ -1674,6 +1681,7 @@ export interface components {
             moves: ({
                 [key: string]: unknown;
             } | components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
+            deal: components["schemas"]["Deal"];
         };
         SessionMoveRequest: {
             move: components["schemas"]["BankMove"] | components["schemas"]["BasraMove"];
