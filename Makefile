@@ -29,8 +29,10 @@ define apt-install
 	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y $(2); }
 endef
 
+# redis-cli too: the Redis Cluster tests join their nodes with `redis-cli --cluster create`.
 redis-server:
 	$(call apt-install,redis-server,redis-server)
+	$(call apt-install,redis-cli,redis-tools)
 
 # Node and npm for the TypeScript client (Debian's packages when missing).
 node:

@@ -12,6 +12,9 @@ from engine.game import games as registered_games
 from service.config import load_config
 from service.errors import ProblemApi, install_problems
 from service.json import OrjsonProvider
+from service.limits import BoundedBody, install_rate_limits
+from service.logs import install_logging
+from service.metrics import install_metrics
 from service.routes import games, health, play, sessions
 from service.schemas import document, spec_yaml
 
@@ -39,10 +42,16 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
         },
     )
     app.json = OrjsonProvider(app)
+    app.wsgi_app = BoundedBody(app.wsgi_app, settings["MAX_BODY_BYTES"])
+    install_logging(app)
+    if settings["METRICS"]:
+        # First, so its clock starts before any other hook can answer the request.
+        install_metrics(app)
+    install_request_id(app)
+    install_rate_limits(app)
     api = ProblemApi(app)
     document(api.spec)
     install_problems(app)
-    install_request_id(app)
     register_blueprints(app, api)
     install_docs(app, api)
     return app

@@ -4,6 +4,7 @@ import pytest
 import redis
 
 from tests.browser import SCREENSHOTS
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 
 STARTED = pytest.StashKey[float]()
@@ -23,6 +24,20 @@ def redis_url(redis_server):
     with redis.Redis.from_url(redis_server.url) as client:
         client.flushall()
     yield redis_server.url
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory):
+    """A real three-master Redis Cluster of this session (per xdist worker)."""
+    with RedisCluster(tmp_path_factory.mktemp("cluster")) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def redis_cluster_url(redis_cluster):
+    """Any node's URL, the cluster empty at the start of each test."""
+    redis_cluster.flush()
+    yield redis_cluster.url
 
 
 def pytest_sessionstart(session):

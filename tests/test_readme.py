@@ -57,14 +57,17 @@ def test_the_readme_has_the_stateless_and_the_hosted_walk_throughs():
     assert any("/v1/sessions" in block for block in found)
 
 
-def test_every_answer_is_json_and_only_the_promised_one_is_an_error(outputs):
+def test_every_answer_is_json_and_only_the_promised_ones_are_errors(outputs):
     problems = []
     for output in outputs:
         values = json_values(output)
         assert values, output
         problems += [v for v in values if isinstance(v, dict) and "status" in v and "title" in v]
-    assert [problem["status"] for problem in problems] == [422]
+    # One illegal move per game: Basra's card not in hand, Bank's lay that does not beat.
+    assert [problem["status"] for problem in problems] == [422, 422]
     assert problems[0]["errors"] == {"move.card": ["card not in hand: 8D"]}
+    assert list(problems[1]["errors"]) == ["move.card"]
+    assert "does not beat the target" in problems[1]["errors"]["move.card"][0]
 
 
 def test_the_hosted_walk_through_plays_and_its_events_step_returns_events(outputs):

@@ -124,7 +124,11 @@ def store_down(view):
         schema=ProblemSchema,
         content_type=PROBLEM_JSON,
         headers=RETRY_AFTER,
-        description="the session store (Redis) is unreachable; retry after Retry-After",
+        description="the session store (Redis) did not answer within its timeout; retry "
+        "after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis "
+        "may still run it when it wakes. Retrying is safe: a move retried with its "
+        "Idempotency-Key gets the first answer; without one, the version it names makes a "
+        "retry of an applied move a 409 carrying the next version, never a second copy.",
     )(view)
 
 
@@ -217,7 +221,9 @@ def unavailable(error: StoreUnavailable) -> flask.Response:
 def install(app: flask.Flask, api: ProblemApi) -> None:
     """Hosted sessions on `app`: the store its config selects, the routes, their errors."""
     store = open_store(app.config)
-    app.extensions["sessions"] = Sessions(store, float(app.config["LONG_POLL_SECONDS"]))
+    app.extensions["sessions"] = Sessions(
+        store, float(app.config["LONG_POLL_SECONDS"]), bool(app.config["CLIENT_SEEDS"])
+    )
     api.spec.components.security_scheme(
         "seatToken",
         {"type": "http", "scheme": "bearer", "description": "a seat token from POST /v1/sessions"},

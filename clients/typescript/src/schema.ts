@@ -671,7 +671,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                /** @description the session store (Redis) is unreachable; retry after Retry-After */
+                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
                 503: {
                     headers: {
                         /** @description seconds */
@@ -723,7 +723,7 @@ export interface paths {
                 };
                 401: components["responses"]["PROBLEM"];
                 404: components["responses"]["PROBLEM"];
-                /** @description the session store (Redis) is unreachable; retry after Retry-After */
+                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
                 503: {
                     headers: {
                         /** @description seconds */
@@ -760,7 +760,7 @@ export interface paths {
                 };
                 401: components["responses"]["PROBLEM"];
                 404: components["responses"]["PROBLEM"];
-                /** @description the session store (Redis) is unreachable; retry after Retry-After */
+                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
                 503: {
                     headers: {
                         /** @description seconds */
@@ -836,7 +836,7 @@ export interface paths {
                     };
                 };
                 422: components["responses"]["PROBLEM"];
-                /** @description the session store (Redis) is unreachable; retry after Retry-After */
+                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
                 503: {
                     headers: {
                         /** @description seconds */
@@ -896,7 +896,7 @@ export interface paths {
                 401: components["responses"]["PROBLEM"];
                 404: components["responses"]["PROBLEM"];
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                /** @description the session store (Redis) is unreachable; retry after Retry-After */
+                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
                 503: {
                     headers: {
                         /** @description seconds */
@@ -1605,7 +1605,7 @@ export interface components {
             /** @description any string, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
             seed?: string;
             /**
-             * @description 2 or 3 or 4 (as the rules' seats_allowed permit); default 2
+             * @description 2, 3 or 4 (as the rules' seats_allowed permit); default 2
              * @enum {integer}
              */
             seats?: 2 | 3 | 4;
@@ -1788,7 +1788,7 @@ export interface components {
             rules?: components["schemas"]["BankRules"] | components["schemas"]["BasraRules"];
             /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human */
             seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
-            /** @description any string, used as given ('' included); what the deals derive from. Drawn at random when omitted. */
+            /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
         };
         SessionSeat: {
@@ -1800,12 +1800,19 @@ export interface components {
             /** @description bot seats only */
             level?: string;
         };
+        Deal: {
+            /** @description SHA-256 (hex) of the session's seed (UTF-8), fixed at creation: the seed revealed at the end must hash to it */
+            commitment: string;
+            /** @description the seed, once the match is over: POST /v1/games/{game}/new with it, the session's rules and seat count deals the very same match */
+            seed?: string;
+        };
         CreateSessionResponse: {
             id: string;
             game: string;
             /** @description above 0 when bots moved first */
             version: number;
             seats: components["schemas"]["SessionSeat"][];
+            deal: components["schemas"]["Deal"];
         };
         SessionResponse: {
             id: string;
@@ -1815,6 +1822,7 @@ export interface components {
             view: components["schemas"]["BankView"] | components["schemas"]["BasraView"];
             /** @description the seat's legal moves when it is its turn, else [] */
             moves: (components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
+            deal: components["schemas"]["Deal"];
         };
         SessionMoveRequest: {
             move: components["schemas"]["BankMove"] | components["schemas"]["BasraMove"];
