@@ -10,7 +10,12 @@ import apispec
 import yaml
 
 from service.schemas.common import GameSchemas, game_schemas
-from service.schemas.envelopes import SessionEventSchema, component, schemas_of_games
+from service.schemas.envelopes import (
+    SessionEventSchema,
+    TimeoutEventSchema,
+    component,
+    schemas_of_games,
+)
 
 __all__ = ["GameSchemas", "document", "game_schemas", "spec_yaml"]
 
@@ -18,7 +23,7 @@ __all__ = ["GameSchemas", "document", "game_schemas", "spec_yaml"]
 def document(spec: apispec.APISpec) -> None:
     """The components that fields refer to by $ref: every game's schemas, and the event
     a session tags with its version."""
-    for schema in [*schemas_of_games(), SessionEventSchema]:
+    for schema in [*schemas_of_games(), SessionEventSchema, TimeoutEventSchema]:
         spec.components.schema(component(schema), schema=schema)
 
 
