@@ -71,7 +71,7 @@ def test_a_bad_spectator_count_is_a_422_naming_it(base, count, reason):
 
 
 def test_a_spectator_reads_public_information_only(base):
-    created, seats, (watcher,) = started(base, spectators=1)
+    created, _seats, (watcher,) = started(base, spectators=1)
     answer = watcher.get()
     assert answer.status_code == 200
     body = answer.json()
@@ -84,7 +84,7 @@ def test_a_spectator_reads_public_information_only(base):
 
 
 def test_a_spectator_cannot_move_delete_or_add_spectators(base):
-    created, seats, (watcher,) = started(base, spectators=1)
+    _created, seats, (watcher,) = started(base, spectators=1)
     move = seats[0].get().json()["moves"][0]
     for version in (0, 7):  # stale or not: a spectator's move is a 403
         refused = watcher.move({"card": move["card"], "capture": move["capture"]}, version)
@@ -145,7 +145,7 @@ def test_nothing_sent_to_a_spectator_over_a_whole_match_names_a_hidden_card(base
     """A view at a version names no card in a hand or the stock then; a version's events
     name only cards that every seat's copy of them names (what is public)."""
     seed = f"spectator leak scan {game}"
-    created, seats, (watcher,) = started(base, game, seed=seed, spectators=1)
+    _created, seats, (watcher,) = started(base, game, seed=seed, spectators=1)
     replica = Replica(get_game(game), RULES[game], 2, seed)
     views: list[tuple[int, str]] = []  # (version, text) of every view a spectator got
     events: list[dict] = []  # every event a spectator got from the long poll
