@@ -139,7 +139,8 @@ def envelopes_of(name: str) -> Envelopes:
     shapes = game_schemas(name)
     title = title_of(name)
     catalogue = game.catalogue()
-    seats = " or ".join(str(count) for count in catalogue["seats"])
+    *fewer, most = [str(count) for count in catalogue["seats"]]
+    seats = f"{', '.join(fewer)} or {most}" if fewer else most
     defaults = {"preset": catalogue["default_preset"]}, min(catalogue["seats"])
 
     def state_field() -> RawObject:
