@@ -50,12 +50,22 @@ class Table:
         self.spectator = created["spectators"][0]["token"]
         self.version = 0
 
+    def read(self, headers: dict[str, str]) -> dict:
+        """The session as a seat sees it (untimed); a connection the server closed while it
+        idled (keep-alive ran out while the streams opened) is opened again."""
+        try:
+            self.http.request("GET", f"/v1/sessions/{self.id}", headers=headers)
+            return orjson.loads(self.http.getresponse().read())
+        except (http.client.HTTPException, ConnectionError):
+            self.http.close()
+            self.http.request("GET", f"/v1/sessions/{self.id}", headers=headers)
+            return orjson.loads(self.http.getresponse().read())
+
     def move(self) -> float:
         """The seat to move plays its first legal move; the seconds the POST took."""
         for token in self.seats:
             headers = {"Authorization": f"Bearer {token}"}
-            self.http.request("GET", f"/v1/sessions/{self.id}", headers=headers)
-            seen = orjson.loads(self.http.getresponse().read())
+            seen = self.read(headers)
             if seen["moves"]:
                 break
         else:
