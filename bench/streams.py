@@ -141,6 +141,7 @@ def main() -> None:
         settings = {
             "REDIS_URL": redis.url,
             "WEB_CONCURRENCY": "1",
+            "CLIENT_SEEDS": "true",
             "LOG_LEVEL": "warning",
             "GUNICORN_WORKER_CONNECTIONS": str(max(counts) + 200),
         }

@@ -11,6 +11,7 @@ socket, never a Redis connection of its own.
 
 import logging
 import threading
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +21,9 @@ from typing import Any
 
 import orjson
 import redis
+from redis.cluster import RedisCluster
+
+from service.store.redis_store import reachable
 
 log = logging.getLogger("service.live")
 
@@ -109,6 +113,16 @@ class Watch:
             return changed
 
 
+# Every hub of this process, for drain_hubs() when the worker stops.
+HUBS: "weakref.WeakSet[Hub]" = weakref.WeakSet()
+
+
+def drain_hubs() -> None:
+    """The worker is stopping: every waiting reader of this process answers now."""
+    for hub in list(HUBS):
+        hub.drain()
+
+
 class Hub:
     """Wakes the readers of this process that wait on a session. This base class is fed by
     the commits of this process alone (the in-process store)."""
@@ -116,6 +130,8 @@ class Hub:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self._watched: dict[str, Watched] = {}
+        self.draining = False
+        HUBS.add(self)
 
     @contextmanager
     def watching(self, session_id: str) -> Iterator[Watch]:
@@ -162,6 +178,12 @@ class Hub:
 
     def started(self) -> None:
         """Ready to deliver wake-ups (nothing to start in-process)."""
+
+    def drain(self) -> None:
+        """The worker is stopping: wake every reader; a long poll then answers what it has
+        and a stream closes (its client resumes on a live worker with Last-Event-ID)."""
+        self.draining = True
+        self.changed_everywhere()
 
     def close(self) -> None:
         """Wake everyone; nothing to release in-process."""
@@ -318,22 +340,26 @@ class RedisSchedule(Schedule):
     KEY = "basra:{timers}:deadlines"
     MOST = 200  # claimed per scan
 
-    def __init__(self, url: str) -> None:
-        self.client = redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0)
+    def __init__(self, url: str, cluster: bool = False, timeout: float = 1.5) -> None:
+        kind = RedisCluster if cluster else redis.Redis
+        self.client = kind.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self._claim = self.client.register_script(CLAIM)
         self._settle = self.client.register_script(SETTLE)
 
     def plan(self, session_id: str, deadline: float) -> None:
-        self.client.zadd(self.KEY, {session_id: ms(deadline)})
+        with reachable():
+            self.client.zadd(self.KEY, {session_id: ms(deadline)})
 
     def claim(self, now: float, lease: float) -> list[tuple[str, float]]:
         mark = ms(now) + ms(lease)
-        due = self._claim(keys=[self.KEY], args=[ms(now), ms(lease), self.MOST])
+        with reachable():
+            due = self._claim(keys=[self.KEY], args=[ms(now), ms(lease), self.MOST])
         return [(session_id.decode(), mark / 1000) for session_id in due]
 
     def settle(self, session_id: str, mark: float, deadline: float | None) -> None:
         later = "" if deadline is None else ms(deadline)
-        self._settle(keys=[self.KEY], args=[session_id, ms(mark), later])
+        with reachable():
+            self._settle(keys=[self.KEY], args=[session_id, ms(mark), later])
 
     def close(self) -> None:
         self.client.close()

@@ -63,6 +63,13 @@ TIMER_LEASE_SECONDS = 5.0
 STREAM_PING_SECONDS = 10.0
 
 
+FAIR_DEAL = (
+    "a session with two or more human seats is dealt from the server's secret seed, so that "
+    "no player can know another's cards; leave seed out (the answer commits to the seed, "
+    "which is revealed when the match ends)"
+)
+
+
 class Unauthorized(Problem):
     def __init__(self, detail: str, error: str | None = None) -> None:
         challenge = 'Bearer realm="basra"' + (f', error="{error}"' if error else "")
@@ -178,13 +185,18 @@ class Sessions:
         self,
         store: SessionStore,
         long_poll_seconds: float,
+        client_seeds: bool = False,
         hub: Hub | None = None,
         schedule: Schedule | None = None,
         clock: Clock = time.time,
         ping_seconds: float = STREAM_PING_SECONDS,
     ) -> None:
+        """`client_seeds` lets a client choose the seed of a session with several human
+        seats (tests, replays); otherwise only the server's secret seed deals those. `clock`
+        tells the time turn timers run on (the epoch's seconds)."""
         self.store = store
         self.long_poll_seconds = long_poll_seconds
+        self.client_seeds = client_seeds
         self.hub = hub or Hub()
         self.schedule = schedule or MemorySchedule()
         self.clock = clock
@@ -220,6 +232,9 @@ class Sessions:
     def _start(self, body: Mapping[str, Any]) -> dict[str, Any]:
         game = get_game(body["game"])
         seat_kinds = body["seats"]
+        humans = sum(kind["type"] == "human" for kind in seat_kinds)
+        if "seed" in body and humans >= 2 and not self.client_seeds:
+            raise invalid("seed", FAIR_DEAL)
         state = play.new_state(game, body.get("rules"), len(seat_kinds), play.seed(body))
         session_id = random_text(ID_LENGTH)
         seats, tokens = [], {}
@@ -254,6 +269,7 @@ class Sessions:
             "version": session.version,
             "seats": [seat_entry(seat, kind, tokens.get(seat)) for seat, kind in enumerate(seats)],
             "spectators": [{"token": token} for token in watchers],
+            "deal": deal(game, state),
         }
 
     # -- read ------------------------------------------------------------------------
@@ -548,7 +564,7 @@ class Sessions:
                 if batches:
                     return [event for batch in batches for event in seen_by(game, seat, batch)]
                 remaining = until - time.monotonic()
-                if remaining <= 0:
+                if remaining <= 0 or self.hub.draining:
                     return []
                 watch.wait(self._until_deadline(deadline, remaining))
                 deadline = self._fire_if_due(session_id)
@@ -577,6 +593,8 @@ class Sessions:
                     after += 1
                     events = orjson.dumps(seen_by(game, seat, batch)).decode()
                     yield f"id: {after}\nevent: events\ndata: {events}\n\n"
+                if self.hub.draining:
+                    return  # the worker is stopping: the client resumes on another one
                 changed = watch.wait(self._until_deadline(deadline, self.ping_seconds))
                 deadline = self._fire_if_due(session_id)
                 if not changed:
@@ -765,8 +783,19 @@ def seat_answer(known: Known, seat: int | None, now: float) -> dict[str, Any]:
         "seat": seat,
         "view": known.game.view(known.state, seat),
         "moves": moves_of(known, seat),
+        "deal": deal(known.game, known.state),
         **timing(known.live, now),
     }
+
+
+def deal(game: Game, state: Any) -> dict[str, str]:
+    """The commitment to the session's seed (its SHA-256), and the seed itself once the
+    match is over: then anyone can deal the same match with it and check every card."""
+    seed = game.write(state).get("seed", "")
+    answer = {"commitment": hashlib.sha256(seed.encode()).hexdigest()}
+    if game.outcome(state) is not None:
+        answer["seed"] = seed
+    return answer
 
 
 def seat_entry(seat: int, kind: Mapping[str, Any], token: str | None) -> dict[str, Any]:

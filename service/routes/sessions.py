@@ -54,6 +54,7 @@ KEY_PARAMETER = {
     "applied again; the same key with another body is a 422. Keys expire with the session.",
 }
 FAILURES = (401, 404)
+LOCATION = {"Location": {"schema": {"type": "string"}, "description": "the new session's path"}}
 RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}
 
 
@@ -91,7 +92,11 @@ def store_down(view):
         schema=ProblemSchema,
         content_type=PROBLEM_JSON,
         headers=RETRY_AFTER,
-        description="the session store (Redis) is unreachable; retry after Retry-After",
+        description="the session store (Redis) did not answer within its timeout; retry "
+        "after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis "
+        "may still run it when it wakes. Retrying is safe: a move retried with its "
+        "Idempotency-Key gets the first answer; without one, the version it names makes a "
+        "retry of an applied move a 409 carrying the next version, never a second copy.",
     )(view)
 
 
@@ -106,13 +111,16 @@ def failures(*statuses: int):
 
 @blp.route("", methods=["POST"])
 @blp.arguments(CreateSessionRequest)
-@blp.response(201, CreateSessionResponse)
+@blp.response(201, CreateSessionResponse, headers=LOCATION)
 @blp.doc(parameters=[KEY_PARAMETER])
 @store_down
 def create(body: dict[str, Any]) -> flask.Response:
     """Start a hosted game. Bot seats that move first have moved already (version > 0).
     Human seats get their token here, once."""
-    return answer(sessions().create(body, idempotency_key()), 201)
+    created = sessions().create(body, idempotency_key())
+    response = answer(created, 201)
+    response.headers["Location"] = flask.url_for("sessions.read", session_id=created["id"])
+    return response
 
 
 @blp.route("/<session_id>", methods=["GET"])
@@ -247,8 +255,13 @@ def install(app: flask.Flask, api: ProblemApi) -> None:
     app.extensions["sessions"] = Sessions(
         store,
         float(app.config["LONG_POLL_SECONDS"]),
+        bool(app.config["CLIENT_SEEDS"]),
         hub=hub,
-        schedule=RedisSchedule(url) if url else MemorySchedule(),
+        schedule=RedisSchedule(
+            url, bool(app.config["REDIS_CLUSTER"]), float(app.config["REDIS_TIMEOUT_SECONDS"])
+        )
+        if url
+        else MemorySchedule(),
         ping_seconds=float(app.config["STREAM_PING_SECONDS"]),
     )
     api.spec.components.security_scheme(

@@ -318,7 +318,10 @@ class CreateSessionRequest(Schema):
         required=True,
         metadata={"description": "one entry per seat, as many as the game and its rules allow"},
     )
-    seed = seed_field("what the deals derive from")
+    seed = seed_field(
+        "what the deals derive from; refused when two or more seats are human (the server "
+        "deals those from its own secret seed) unless the service allows client seeds"
+    )
     turn_seconds = fields.Integer(
         strict=True,
         allow_none=True,
@@ -378,6 +381,20 @@ class SpectatorTokenSchema(Schema):
     )
 
 
+class DealSchema(Schema):
+    """Provably fair deals: the commitment from the start, the seed at the match's end."""
+
+    commitment = fields.String(
+        required=True,
+        metadata={"description": "SHA-256 (hex) of the session's seed (UTF-8), fixed at "
+                  "creation: the seed revealed at the end must hash to it"},
+    )  # fmt: skip
+    seed = fields.String(
+        metadata={"description": "the seed, once the match is over: POST /v1/games/{game}/new "
+                  "with it, the session's rules and seat count deals the very same match"},
+    )  # fmt: skip
+
+
 class CreateSessionResponse(Schema):
     id = fields.String(required=True)
     game = fields.String(required=True)
@@ -390,6 +407,7 @@ class CreateSessionResponse(Schema):
         required=True,
         metadata={"description": "one entry per spectator token asked for ([] for none)"},
     )
+    deal = fields.Nested(DealSchema, required=True)
 
 
 def timer_fields() -> dict[str, fields.Field]:
@@ -474,6 +492,7 @@ SessionResponse = schema_class(
         ),
         "view": session_view(),
         "moves": session_moves(),
+        "deal": fields.Nested(DealSchema, required=True),
         **timer_fields(),
     },
 )

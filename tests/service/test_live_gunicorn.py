@@ -27,6 +27,7 @@ def served(redis_url, tmp_path):
         GUNICORN_WORKER_CLASS="gevent",
         STREAM_PING_SECONDS="5",
         TIMER_SCAN_SECONDS="0.2",
+        CLIENT_SEEDS="true",
         LOG_LEVEL="warning",
     ) as server:
         yield server

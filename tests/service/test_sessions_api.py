@@ -4,6 +4,7 @@ import threading
 import time
 from collections import Counter
 
+import orjson
 import pytest
 import requests
 
@@ -197,7 +198,9 @@ def test_nothing_sent_to_seat_0_names_a_card_in_seat_1s_hand(base):
             assert card.encode() not in sent.replace(b'"', b" "), card
     everything = b"".join(received)
     assert turn > 50
-    assert b"leak scan" not in everything
+    # The seed is revealed once the match is over (the last view), never before.
+    assert b"leak scan" not in b"".join(received[:-1])
+    assert orjson.loads(received[-1])["deal"]["seed"] == "leak scan"
     assert b'"stock":[' not in everything and b'"hands"' not in everything
 
 
@@ -384,7 +387,8 @@ def test_an_empty_long_poll_is_bounded(base):
 
 
 def test_redis_stopping_is_a_503_and_the_app_recovers_when_it_returns(redis_server, redis_url):
-    with serve({"REDIS_URL": redis_url, "LONG_POLL_SECONDS": 1.0}) as base:
+    config = {"REDIS_URL": redis_url, "LONG_POLL_SECONDS": 1.0, "READY_GRACE_SECONDS": 0}
+    with serve(config) as base:
         _, seats = start(base, seed="outage")
         redis_server.stop()
         try:
@@ -569,7 +573,10 @@ def test_bank_nothing_a_seat_receives_names_a_card_hidden_in_another_hand(base):
     for seat, holder in holders.items():
         assert_draws_hidden_from_others(holder.events(0).json(), seat)
         everything = b"".join(received[seat])
-        assert b"bank leak scan" not in everything
+        # The seed is revealed in views of the finished match, never before.
+        during = b"".join(data for data in received[seat] if b'"match_over"' not in data)
+        assert b"bank leak scan" not in during
+        assert b'"seed":"bank leak scan"' in everything
         assert b'"stock":[' not in everything and b'"hands"' not in everything
 
 

@@ -185,7 +185,9 @@ def test_nothing_sent_to_a_spectator_over_a_whole_match_names_a_hidden_card(base
     assert streamed == events
     for number, named in by_version(events + streamed).items():
         assert named <= public[0][number] & public[1][number], number
-    everything = bytes(stream.raw) + b"".join(text.encode() for _, text in views)
+    # The seed is revealed once the match is over (the deal's commitment), not before.
+    assert seed in views[-1][1]
+    everything = bytes(stream.raw) + b"".join(text.encode() for _, text in views[:-1])
     assert seed.encode() not in everything
     assert b'"stock":[' not in everything and b'"hands"' not in everything
     assert b'"hand":' not in everything

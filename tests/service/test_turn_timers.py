@@ -33,12 +33,20 @@ def opened(kind: str, url: str | None, clock: Clock, store: MemoryStore | None =
     """Sessions as one process has them (in-process: on `store` when given, to stand for
     threads of one process)."""
     if kind == "memory":
-        return Sessions(store or MemoryStore(600), 1.0, Hub(), MemorySchedule(), clock=clock)
+        return Sessions(
+            store or MemoryStore(600),
+            1.0,
+            client_seeds=True,
+            hub=Hub(),
+            schedule=MemorySchedule(),
+            clock=clock,
+        )
     return Sessions(
         RedisStore(url, 600),
         1.0,
-        RedisHub(url, CHANGED_PATTERN, session_of_channel),
-        RedisSchedule(url),
+        client_seeds=True,
+        hub=RedisHub(url, CHANGED_PATTERN, session_of_channel),
+        schedule=RedisSchedule(url),
         clock=clock,
     )
 
