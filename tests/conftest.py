@@ -1,8 +1,13 @@
+import time
+
 import pytest
 import redis
 
+from tests.browser import SCREENSHOTS
 from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
+
+STARTED = pytest.StashKey[float]()
 
 
 @pytest.fixture(scope="session")
@@ -33,3 +38,15 @@ def redis_cluster_url(redis_cluster):
     """Any node's URL, the cluster empty at the start of each test."""
     redis_cluster.flush()
     yield redis_cluster.url
+
+
+def pytest_sessionstart(session):
+    session.config.stash[STARTED] = time.time()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """Where the browser tests left their screenshots (taken by this run)."""
+    started = config.stash.get(STARTED, time.time())
+    taken = [shot for shot in SCREENSHOTS.glob("*.png") if shot.stat().st_mtime >= started]
+    if taken:
+        terminalreporter.write_line(f"play page screenshots ({len(taken)}): {SCREENSHOTS}")

@@ -50,10 +50,12 @@ class MemoryStore(SessionStore):
             if change.key is not None and change.key in record.answers:
                 return Commit(Outcome.REPLAY, version, record.answers[change.key])
             # Sessions in process memory are never rolled back: their epoch stays 0.
-            if version != change.expected_version or change.expected_epoch != 0:
+            live_changed = change.expected_live not in (None, record.session.live)
+            if version != change.expected_version or change.expected_epoch != 0 or live_changed:
                 return Commit(Outcome.STALE, version)
             version += len(change.batches)
-            record.session = replace(record.session, version=version, state=change.state)
+            live = record.session.live if change.live is None else change.live
+            record.session = replace(record.session, version=version, state=change.state, live=live)
             record.batches.extend(change.batches)
             if change.key is not None and change.answer is not None:
                 record.answers[change.key] = change.answer

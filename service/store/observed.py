@@ -6,13 +6,12 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TypeVar
 
 import orjson
 
-from service.metrics import LONG_POLLS, MOVES, SESSIONS, STORE_OPERATIONS
+from service.metrics import MOVES, SESSIONS, STORE_OPERATIONS
 from service.store.base import Change, Commit, Outcome, Session, SessionStore, StoreUnavailable
 
 log = logging.getLogger("service.sessions")
@@ -124,12 +123,11 @@ class ObservedStore(SessionStore):
         self._timed("forget_creation", lambda: self.store.forget_creation(key), lambda _: "ok")
 
     def events(self, session_id: str, after: int, timeout: float) -> list[str] | None:
-        with self._waiting(timeout > 0):
-            return self._timed(
-                "events",
-                lambda: self.store.events(session_id, after, timeout),
-                lambda b: "gone" if b is None else "ok" if b else "empty",
-            )
+        return self._timed(
+            "events",
+            lambda: self.store.events(session_id, after, timeout),
+            lambda b: "gone" if b is None else "ok" if b else "empty",
+        )
 
     def delete(self, session_id: str) -> bool:
         deleted = self._timed(
@@ -162,17 +160,6 @@ class ObservedStore(SessionStore):
             raise
         STORE_OPERATIONS.labels(operation, outcome(result)).observe(time.perf_counter() - started)
         return result
-
-    @contextmanager
-    def _waiting(self, long_poll: bool) -> Iterator[None]:
-        if not (self.metrics and long_poll):
-            yield
-            return
-        LONG_POLLS.inc()
-        try:
-            yield
-        finally:
-            LONG_POLLS.dec()
 
     def _count_moves(self, session_id: str, batches: tuple[str, ...], first_by_human: bool) -> None:
         if not self.metrics or not batches:

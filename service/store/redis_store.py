@@ -84,8 +84,8 @@ return redis.call('HGETALL', KEYS[1])
 """
 
 # KEYS: session, events, answers. ARGV: expected version, state, ttl ms, channel,
-# answer key ('' for none), answer, expected epoch, batch...
-# Returns {outcome, version, epoch[, answer]}.
+# answer key ('' for none), answer, expected live ('' for any), live ('' to keep),
+# expected epoch, batch... Returns {outcome, version, epoch[, answer]}.
 COMMIT = EPOCH + """
 local version = redis.call('HGET', KEYS[1], 'version')
 if not version then return {'gone', 0, 0} end
@@ -94,24 +94,28 @@ if ARGV[5] ~= '' then
   local earlier = redis.call('HGET', KEYS[3], ARGV[5])
   if earlier then return {'replay', tonumber(version), epoch, earlier} end
 end
-if version ~= ARGV[1] or epoch ~= tonumber(ARGV[7]) then
+if version ~= ARGV[1] or epoch ~= tonumber(ARGV[9]) then
   return {'stale', tonumber(version), epoch}
 end
-local batches = #ARGV - 7
+if ARGV[7] ~= '' and (redis.call('HGET', KEYS[1], 'live') or '{}') ~= ARGV[7] then
+  return {'stale', tonumber(version), epoch}
+end
+local batches = #ARGV - 9
 version = tonumber(version) + batches
 redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2])
-for i = 8, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
+for i = 10, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[3]) end
 redis.call('PUBLISH', ARGV[4], version)
 return {'applied', version, epoch}
 """
 
-# KEYS: session, events. ARGV: ttl ms, game, version, state, seats, batch...
+# KEYS: session, events. ARGV: ttl ms, game, version, state, seats, live, batch...
 CREATE = EPOCH + """
 redis.call('HSET', KEYS[1], 'game', ARGV[2], 'version', ARGV[3], 'state', ARGV[4],
-           'seats', ARGV[5], 'epoch', 0, 'incarnation', incarnation())
-for i = 6, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+           'seats', ARGV[5], 'live', ARGV[6], 'epoch', 0, 'incarnation', incarnation())
+for i = 7, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
 """
 
@@ -138,6 +142,17 @@ def session_keys(session_id: str) -> list[str]:
 
 def channel(session_id: str) -> str:
     return f"basra:{{{session_id}}}:changed"
+
+
+# Every session's channel, for one subscription per process (service.live.RedisHub).
+CHANGED_PATTERN = "basra:{*}:changed"
+
+
+def session_of_channel(name: str) -> str | None:
+    """The session id in a channel's name, None for another name."""
+    if name.startswith("basra:{") and name.endswith("}:changed"):
+        return name[len("basra:{") : -len("}:changed")]
+    return None
 
 
 def creation_key(key: str) -> str:
@@ -205,7 +220,8 @@ class RedisStore(SessionStore):
         return max(1, int(self.ttl * 1000))
 
     def create(self, session: Session, batches: tuple[str, ...] = ()) -> None:
-        args = [self.ttl_ms, session.game, session.version, session.state, session.seats]
+        args = [self.ttl_ms, session.game, session.version, session.state, session.seats,
+                session.live]  # fmt: skip
         with reachable():
             self._create(keys=session_keys(session.id)[:2], args=[*args, *batches])
 
@@ -221,6 +237,7 @@ class RedisStore(SessionStore):
             version=int(fields["version"]),
             state=fields["state"],
             seats=fields["seats"],
+            live=fields.get("live", "{}"),
             epoch=int(fields["epoch"]),
         )
 
@@ -232,6 +249,8 @@ class RedisStore(SessionStore):
             channel(session_id),
             change.key or "",
             change.answer or "",
+            change.expected_live or "",
+            change.live or "",
             change.expected_epoch,
             *change.batches,
         ]
