@@ -11,6 +11,7 @@ from engine.basra.moves import (
     TooManyMoves,
     canonical,
     card_moves,
+    hand_moves,
     is_legal,
     make_move,
     sweeps,
@@ -71,15 +72,21 @@ def is_final_card(state: State) -> bool:
     return not state.stock and sum(map(len, state.hands)) == 1
 
 
+class LastListing:
+    """The moves listed last and the state they were listed for. A caller that lists and
+    then applies one of them (every computer player) has it trusted on that very state
+    instead of searched again; the state is held, so its identity cannot pass to another."""
+
+    entry: tuple[State | None, tuple[Move, ...]] = (None, ())
+
+
 def legal_moves(state: State) -> list[Move]:
     if state.status != PLAYING:
         return []
     final = is_final_card(state)
-    return [
-        move
-        for card in state.hands[state.turn]
-        for move in card_moves(card, state.table, state.rules, final)
-    ]
+    moves = hand_moves(state.hands[state.turn], state.table, state.rules, final)
+    LastListing.entry = (state, tuple(moves))
+    return moves
 
 
 def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
@@ -91,6 +98,9 @@ def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
     if not hand:
         raise MoveError("move", "the round is played out; there is no card to play")
     if isinstance(move, Move):
+        listed_for, listed = LastListing.entry
+        if listed_for is state and move in listed:
+            return move  # equal in every field to a move listed for this very state
         card, capture = move.card, move.capture
     elif isinstance(move, Mapping):
         card, capture = move.get("card"), move.get("capture")
@@ -169,9 +179,12 @@ def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
                            "points": move.basra_points})  # fmt: skip
     else:
         table = (*table, move.card)
-    state = state._replace(
-        turn=(seat + 1) % state.seats, hands=hands, table=table, captured=captured,
-        basras=basras, last_capturer=last_capturer,
+    # Built whole rather than by _replace, which copies field by field through a dict.
+    state = State(
+        rules=state.rules, seats=state.seats, dealer=state.dealer, turn=(seat + 1) % state.seats,
+        hands=hands, table=table, stock=state.stock, captured=captured, basras=basras,
+        last_capturer=last_capturer, scores=state.scores, carry=state.carry, round=state.round,
+        status=state.status, winner=state.winner, seed=state.seed,
     )  # fmt: skip
     if any(hands):
         return state, events
