@@ -109,7 +109,9 @@ def hand_moves(
         # Taking by sum makes a basra exactly when it clears the table (§6).
         taken = [
             Move(card, capture, True, points) if len(capture) == len(table) else Move(card, capture)
-            for capture in sum_captures(value, table, rules.capture_policy)
+            for capture in search_captures(
+                value, JOINABLE[value].intersection(table), rules.capture_policy
+            )
         ]
         if not taken or not rules.forced_capture:
             taken.append(Move(card, ()))

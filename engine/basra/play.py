@@ -155,36 +155,36 @@ def replaced(items: tuple, index: int, item: Any) -> tuple:
 def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
     """Play one move: the new state and what happened. Raises MoveError for an illegal move."""
     move = read_move(state, move)
+    card, capture = move.card, move.capture
     seat, side = state.turn, side_of(state.turn)
-    hands = replaced(state.hands, seat, tuple(c for c in state.hands[seat] if c != move.card))
-    events: Events = [
-        {"type": "move", "seat": seat, "card": move.card, "capture": list(move.capture)}
-    ]
+    hand = list(state.hands[seat])
+    hand.remove(card)
+    hands = replaced(state.hands, seat, tuple(hand))
+    events: Events = [{"type": "move", "seat": seat, "card": card, "capture": list(capture)}]
     table, captured, basras, last_capturer = (
         state.table,
         state.captured,
         state.basras,
         state.last_capturer,
     )
-    if move.capture:
-        taken = set(move.capture)
-        table = tuple(card for card in table if card not in taken)
-        captured = replaced(captured, side, captured[side] + move.capture + (move.card,))
+    if capture:
+        taken = set(capture)
+        table = tuple([other for other in table if other not in taken])
+        captured = replaced(captured, side, (*captured[side], *capture, card))
         last_capturer = seat
         events.append({"type": "capture", "seat": seat, "side": side,
-                       "cards": sort_cards((*move.capture, move.card))})  # fmt: skip
+                       "cards": sort_cards((*capture, card))})  # fmt: skip
         if move.basra:
-            basras = replaced(basras, side, (*basras[side], (move.card, move.basra_points)))
-            events.append({"type": "basra", "seat": seat, "side": side, "card": move.card,
+            basras = replaced(basras, side, (*basras[side], (card, move.basra_points)))
+            events.append({"type": "basra", "seat": seat, "side": side, "card": card,
                            "points": move.basra_points})  # fmt: skip
     else:
-        table = (*table, move.card)
+        table = (*table, card)
     # Built whole rather than by _replace, which copies field by field through a dict.
     state = State(
-        rules=state.rules, seats=state.seats, dealer=state.dealer, turn=(seat + 1) % state.seats,
-        hands=hands, table=table, stock=state.stock, captured=captured, basras=basras,
-        last_capturer=last_capturer, scores=state.scores, carry=state.carry, round=state.round,
-        status=state.status, winner=state.winner, seed=state.seed,
+        state.rules, state.seats, state.dealer, (seat + 1) % state.seats, hands, table,
+        state.stock, captured, basras, last_capturer, state.scores, state.carry, state.round,
+        state.status, state.winner, state.seed,
     )  # fmt: skip
     if any(hands):
         return state, events
