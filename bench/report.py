@@ -10,14 +10,15 @@ class Target:
 
     `higher` says which way is better: a throughput ratio must reach the goal (>=), a
     latency or cost ratio must stay within it (<=). `peer` None means the peer is
-    missing in this run, so the target is skipped, not failed."""
+    missing in this run, so the target is skipped, not failed; `goal` None makes the
+    row a figure reported beside its peer, with no verdict."""
 
     name: str
     figure: float
     unit: str
     peer: float | None
     peer_name: str
-    goal: float
+    goal: float | None
     higher: bool = True
 
     @property
@@ -26,6 +27,8 @@ class Target:
 
     @property
     def verdict(self) -> str:
+        if self.goal is None:
+            return "report"
         if self.ratio is None:
             return "skip"
         met = self.ratio >= self.goal if self.higher else self.ratio <= self.goal
@@ -48,7 +51,7 @@ def print_targets(targets: list[Target], heading: str = "targets") -> None:
     for target in targets:
         peer = "missing" if target.peer is None else f"{number(target.peer)} {target.unit}"
         ratio = "-" if target.ratio is None else f"{target.ratio:.2f}"
-        goal = f"{'>=' if target.higher else '<='}{target.goal:g}"
+        goal = "-" if target.goal is None else f"{'>=' if target.higher else '<='}{target.goal:g}"
         print(
             f"{target.name:<{name_width}}{number(target.figure) + ' ' + target.unit:>16}  "
             f"{target.peer_name:<{peer_width}}{peer:>14}{ratio:>8}{goal:>8}  {target.verdict}"
