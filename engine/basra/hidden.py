@@ -80,7 +80,9 @@ def rank_danger(ranks: str, jack_basra: bool, sweep_max: int) -> bool:
     return clears_as_some_rank(cards)
 
 
-def move_worth(move: Move, table: list[str], rules: Rules, points: dict[str, int]) -> float:
+def move_worth(
+    move: Move, table: list[str] | tuple[str, ...], rules: Rules, points: dict[str, int]
+) -> float:
     """The playout policy's score of a move: points now, cards towards the majority,
     scoring cards kept, and no easy basra left to the next seat."""
     if move.capture:
@@ -94,13 +96,34 @@ def move_worth(move: Move, table: list[str], rules: Rules, points: dict[str, int
     return worth - (DANGER_WEIGHT if danger(left, rules) else 0.0)
 
 
+def policy_move(
+    hand: list[str] | tuple[str, ...],
+    table: list[str] | tuple[str, ...],
+    rules: Rules,
+    final: bool,
+    rng: random.Random,
+    noise: float,
+) -> Move:
+    """The playout policy's choice: the move of greatest `move_worth` plus up to `noise`
+    points of chance, drawn once per move in hand order."""
+    worth_of = POINTS if rules.card_points else NO_POINTS
+    best = None
+    best_worth = 0.0
+    frozen = tuple(table)
+    for card in hand:
+        for option in card_moves(card, frozen, rules, final):
+            worth = move_worth(option, table, rules, worth_of) + noise * rng.random()
+            if best is None or worth > best_worth:
+                best, best_worth = option, worth
+    return best
+
+
 def playout(state: State, move: Move, side: int, rng: random.Random, noise: float) -> float:
     """Play `move`, then the rest of the round with the playout policy for every seat;
     the round's point difference for `side` (its total minus the best other total), scored
     by the rules' own end of round. `noise` (in points) randomises the policy's choices."""
     rules = state.rules
     seats = state.seats
-    worth_of = POINTS if rules.card_points else NO_POINTS
     hands = [list(hand) for hand in state.hands]
     table = list(state.table)
     stock = list(state.stock)
@@ -113,15 +136,7 @@ def playout(state: State, move: Move, side: int, rng: random.Random, noise: floa
     while True:
         hand = hands[turn]
         if move is None:
-            best = None
-            best_worth = 0.0
-            frozen = tuple(table)
-            for card in hand:
-                for option in card_moves(card, frozen, rules, final):
-                    worth = move_worth(option, table, rules, worth_of) + noise * rng.random()
-                    if best is None or worth > best_worth:
-                        best, best_worth = option, worth
-            move = best
+            move = policy_move(hand, table, rules, final, rng, noise)
         hand.remove(move.card)
         if move.capture:
             taken = set(move.capture)

@@ -5,10 +5,11 @@ never reaches a test: the cards a case does not mention are put in the stock and
 side's captured pile, where they cannot influence the play under test.
 """
 
+import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engine.basra import PRESETS, Rules, State, apply, legal_moves
+from engine.basra import PRESETS, Rules, State, apply, legal_moves, new_game
 from engine.basra.cards import DECK
 
 LEVANTINE = PRESETS["levantine"]
@@ -120,3 +121,15 @@ def play_round_until(state: State, done) -> State:
     while not done(state):
         state, _ = apply(state, legal_moves(state)[0])
     return state
+
+
+def positions(preset: str, seats: int, count: int, seed: str) -> list[State]:
+    """`count` positions spread over a match played with random moves."""
+    rng = random.Random(seed)
+    state = new_game(Rules.from_json({"preset": preset}), seats, seed)
+    found = []
+    while state.turn is not None and len(found) < count:
+        if rng.random() < 0.15:
+            found.append(state)
+        state, _ = apply(state, rng.choice(legal_moves(state)))
+    return found

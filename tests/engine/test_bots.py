@@ -10,22 +10,10 @@ from engine.bots import LEVELS, choose_move, hint
 from engine.bots.arena import play_match, run, wilson
 from engine.bots.expert import expert_player
 from engine.game import get_game
-from tests.engine.builders import LEVANTINE, build, cards, single_play
+from tests.engine.builders import LEVANTINE, build, cards, positions, single_play
 
 GAME = get_game("basra")
 CONFIGS = [(preset, seats) for preset in ("levantine", "egyptian") for seats in (2, 4)]
-
-
-def positions(preset: str, seats: int, count: int, seed: str) -> list[State]:
-    """`count` positions spread over a match played with random moves."""
-    rng = random.Random(seed)
-    state = GAME.new({"preset": preset}, seats, seed)
-    found = []
-    while GAME.to_move(state) is not None and len(found) < count:
-        if rng.random() < 0.15:
-            found.append(state)
-        state, _ = GAME.apply(state, rng.choice(GAME.legal_moves(state)))
-    return found
 
 
 def hidden_shuffle(state: State, seat: int, rng: random.Random) -> State:

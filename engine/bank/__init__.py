@@ -1,0 +1,12 @@
+"""Bank («Банк»), the Russian shedding game of beating the bank's top card (spec:
+bank-rules.md)."""
+
+from engine.bank.moves import Move, MoveError, beats, legal_moves, read_move, write_move
+from engine.bank.play import apply, new_game, score, view
+from engine.bank.rules import PRESETS, Rules, RulesError
+from engine.bank.state import State, StateError
+
+__all__ = [
+    "PRESETS", "Move", "MoveError", "Rules", "RulesError", "State", "StateError", "apply",
+    "beats", "legal_moves", "new_game", "read_move", "score", "view", "write_move",
+]  # fmt: skip

@@ -1,0 +1,218 @@
+"""Beating (spec §3), the legal moves of a turn (§6, §7) and reading a move's JSON form."""
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from engine.bank.cards import CARDS, DECK, EIGHT, HEIGHT, QUADS, RANK, RUNS, RUNS_OF_SUIT, SUIT
+from engine.bank.state import PLAYING, State, shown
+from engine.cards import SUITS, CardError, parse_card
+from engine.errors import GameError
+
+LAY, QUAD, RUN, DRAW, PASS = "lay", "quad", "run", "draw", "pass"
+TYPES = (LAY, QUAD, RUN, DRAW, PASS)
+CLASS_OF_SUIT = {suit: index for index, suit in enumerate(SUITS)}
+
+
+class MoveError(GameError):
+    """A move that is malformed or not legal in the state it was played on; `path` is under
+    `move`."""
+
+
+class Move(NamedTuple):
+    """A move: `lay` one card, a `quad` or a `run` in laying order, `draw` or `pass`."""
+
+    type: str
+    cards: tuple[str, ...] = ()
+
+
+def beats(card: str, target: str | None, common: tuple[int, ...], own_trump: str | None) -> bool:
+    """Whether a seat whose personal trump is `own_trump` may lay `card` singly on `target`
+    (None: a free lead): never an eight; else same rank, a lower card of the suit, or a
+    trump — a higher common class, or the seat's own trump on another suit (§3)."""
+    if RANK[card] == EIGHT:
+        return False
+    if target is None or RANK[card] == RANK[target]:
+        return True
+    suit, target_suit = SUIT[card], SUIT[target]
+    if suit == target_suit:
+        return HEIGHT[card] < HEIGHT[target]
+    return common[CLASS_OF_SUIT[suit]] > common[CLASS_OF_SUIT[target_suit]] or suit == own_trump
+
+
+@lru_cache(maxsize=4096)
+def beaters(target: str | None, common: tuple[int, ...], own_trump: str | None) -> frozenset[str]:
+    """Every card that beats `target` for a seat, from `beats`; cached per trump setting."""
+    return frozenset(card for card in DECK if beats(card, target, common, own_trump))
+
+
+def is_trump_king(card: str, common: tuple[int, ...], own_trump: str | None) -> bool:
+    """A king of a suit that is a trump for everybody, or of the seat's own trump (§2.4)."""
+    suit = SUIT[card]
+    return RANK[card] == "K" and (common[CLASS_OF_SUIT[suit]] >= 1 or suit == own_trump)
+
+
+LAYS: dict[str, Move] = {card: Move(LAY, (card,)) for card in DECK}
+# A quad once per choice of top card, the other three in canonical order before it.
+QUAD_MOVES: dict[str, tuple[Move, ...]] = {
+    rank: tuple(Move(QUAD, (*(other for other in cards if other != top), top)) for top in cards)
+    for rank, cards in QUADS.items()
+}
+# A run from each end: low-first (the highest on top), then high-first.
+RUN_MOVES: dict[tuple[str, ...], tuple[Move, Move]] = {
+    run: (Move(RUN, run), Move(RUN, run[::-1])) for run in RUNS
+}
+RUN_ORDERS = frozenset(cards for moves in RUN_MOVES.values() for cards in (m.cards for m in moves))
+DRAW_MOVE, PASS_MOVE = Move(DRAW), Move(PASS)
+
+
+def beating_cards(state: State) -> frozenset[str]:
+    """The cards that beat the target for the seat to move."""
+    target = state.target
+    return beaters(
+        None if target is None else target.card, state.common, state.personal[state.turn]
+    )
+
+
+def free_plays(hand: tuple[str, ...]) -> list[Move]:
+    """The quads and runs a hand holds (eights are listed with the lays)."""
+    moves: list[Move] = []
+    ranks: dict[str, int] = {}
+    suits: dict[str, int] = {}
+    for card in hand:
+        ranks[RANK[card]] = ranks.get(RANK[card], 0) + 1
+        suits[SUIT[card]] = suits.get(SUIT[card], 0) + 1
+    for rank, count in ranks.items():
+        if count == 4:
+            moves.extend(QUAD_MOVES[rank])
+    held = None
+    for suit, count in suits.items():
+        if count >= 4:
+            held = held or set(hand)
+            for run in RUNS_OF_SUIT[suit]:
+                if held.issuperset(run):
+                    moves.extend(RUN_MOVES[run])
+    return moves
+
+
+def legal_moves(state: State) -> list[Move]:
+    """Every legal move of the seat to move, each once: lays (beats and eights) in the
+    hand's canonical order, then quads, runs, and `draw` or `pass` when nothing beats."""
+    if state.status != PLAYING:
+        return []
+    hand = state.hands[state.turn]
+    beating = beating_cards(state)
+    moves = []
+    can_beat = False
+    for card in hand:
+        if card in beating:
+            can_beat = True
+            moves.append(LAYS[card])
+        elif RANK[card] == EIGHT:
+            moves.append(LAYS[card])
+    if len(hand) >= 4:
+        moves.extend(free_plays(hand))
+    if not can_beat:
+        moves.append(DRAW_MOVE if state.stock and not state.drawn else PASS_MOVE)
+    return moves
+
+
+def read_move(state: State, data: object) -> Move:
+    """The legal move `data` names: a Move or its JSON form (card input in any accepted
+    form; a quad's four cards in any order, the last on top; a run in one of its two
+    laying orders).
+
+    :raises MoveError: naming the field (`move`, `move.type`, `move.card`, `move.cards.2`)
+        and saying why the move is not legal.
+    """
+    if state.status != PLAYING:
+        raise MoveError("move", "the match is over; no move can be made")
+    if isinstance(data, Move):
+        if data in legal_moves(state):
+            return data
+        data = write_move(data)
+    if not isinstance(data, Mapping):
+        raise MoveError("move", "must be an object with a type")
+    kind = data.get("type")
+    if kind not in TYPES:
+        raise MoveError("move.type", f"must be one of {', '.join(TYPES)}, got {shown(kind)}")
+    hand = state.hands[state.turn]
+    if kind == LAY:
+        return read_lay(state, hand, data)
+    if kind in (QUAD, RUN):
+        return read_free_play(kind, hand, data)
+    return read_draw_or_pass(state, kind)
+
+
+def card_in(text: object, path: str) -> str:
+    try:
+        card = parse_card(text)
+    except CardError:
+        raise MoveError(path, f"{shown(text)} is not a card") from None
+    if card not in CARDS:
+        raise MoveError(path, f"{card} is not a card of Bank's 36-card pack (6 to ace)")
+    return card
+
+
+def read_lay(state: State, hand: tuple[str, ...], data: Mapping[str, Any]) -> Move:
+    if "card" not in data:
+        raise MoveError("move.card", "is required for a lay")
+    card = card_in(data["card"], "move.card")
+    if card not in hand:
+        raise MoveError("move.card", f"{card} is not in the hand of seat {state.turn}")
+    if RANK[card] != EIGHT and card not in beating_cards(state):
+        raise MoveError(
+            "move.card", f"{card} does not beat the target {state.target.card} (see the rules, §3)"
+        )
+    return LAYS[card]
+
+
+def read_free_play(kind: str, hand: tuple[str, ...], data: Mapping[str, Any]) -> Move:
+    cards = data.get("cards")
+    if not isinstance(cards, list) or len(cards) != 4:
+        raise MoveError("move.cards", f"a {kind} must list exactly four cards")
+    read: list[str] = []
+    for index, text in enumerate(cards):
+        path = f"move.cards.{index}"
+        card = card_in(text, path)
+        if card in read:
+            raise MoveError(path, f"{card} is listed twice")
+        if card not in hand:
+            raise MoveError(path, f"{card} is not in the hand")
+        read.append(card)
+    if kind == QUAD and len({RANK[card] for card in read}) != 1:
+        raise MoveError("move.cards", "a quad is the four cards of one rank")
+    if kind == RUN and tuple(read) not in RUN_ORDERS:
+        raise MoveError(
+            "move.cards",
+            "a run is four consecutive cards of one suit in the game order 6 7 8 9 J Q K T A, "
+            "listed from either end",
+        )
+    return Move(kind, tuple(read))
+
+
+def read_draw_or_pass(state: State, kind: str) -> Move:
+    beating = [card for card in state.hands[state.turn] if card in beating_cards(state)]
+    if beating:
+        raise MoveError(
+            "move.type",
+            f"cannot {kind} while holding a card that beats the target: {' '.join(beating)}",
+        )
+    if kind == DRAW:
+        if not state.stock:
+            raise MoveError("move.type", "cannot draw: the stock is empty; pass instead")
+        if state.drawn:
+            raise MoveError("move.type", "cannot draw twice against one target; pass instead")
+        return DRAW_MOVE
+    if state.stock and not state.drawn:
+        raise MoveError("move.type", "cannot pass before drawing from the stock")
+    return PASS_MOVE
+
+
+def write_move(move: Move) -> dict[str, Any]:
+    """A move's JSON form."""
+    if move.type == LAY:
+        return {"type": LAY, "card": move.cards[0]}
+    if move.type in (QUAD, RUN):
+        return {"type": move.type, "cards": list(move.cards)}
+    return {"type": move.type}

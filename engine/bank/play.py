@@ -1,0 +1,368 @@
+"""Dealing, applying a move step by step (spec §16), the end of a deal, scoring and the
+end of the match (§4, §8–§14)."""
+
+import hashlib
+import json
+from typing import Any
+
+from engine.bank.cards import DECK, EIGHT, HEIGHT, KING, POINTS, SEVEN, SUIT, points
+from engine.bank.moves import (
+    DRAW,
+    LAY,
+    PASS,
+    QUAD,
+    Move,
+    is_trump_king,
+    legal_moves,
+    read_move,
+)
+from engine.bank.rules import Rules, check_seats
+from engine.bank.state import (
+    BONUS,
+    COMMON,
+    EXTRA_DEALS,
+    MATCH_OVER,
+    MAX_DEALS,
+    PLAYING,
+    Entry,
+    Out,
+    State,
+    Target,
+    Tiebreak,
+    canonical,
+)
+from engine.cards import SUITS, shuffled
+
+Events = list[dict[str, Any]]
+HAND_SIZE = 4
+
+__all__ = ["apply", "legal_moves", "new_game", "read_move", "score", "view"]
+
+
+def from_left(dealer: int, seats: int) -> list[int]:
+    """Every seat from the dealer's left round to the dealer."""
+    return [(dealer + offset) % seats for offset in range(1, seats + 1)]
+
+
+def first_player(hands: tuple[tuple[str, ...], ...], pack: str, dealer: int) -> int:
+    """§4.3: a seat holding a lower card of the pack card's suit, else a higher one, else
+    the dealer's left; ties go to the first from the dealer's left."""
+    order = from_left(dealer, len(hands))
+    suit, height = SUIT[pack], HEIGHT[pack]
+    for lower in (True, False):
+        for seat in order:
+            if any(SUIT[c] == suit and (HEIGHT[c] < height) == lower for c in hands[seat]):
+                return seat
+    return order[0]
+
+
+def dealt(state: State, dealer: int, number: int, seed: str) -> State:
+    """`state` with deal `number` dealt by `dealer` from the seed: four cards each from the
+    dealer's left, one at a time, then the pack card and the stock (§4.2)."""
+    seats = state.seats
+    pack = shuffled(DECK, f"bank/{number}/{seed}")
+    size = HAND_SIZE * seats
+    hands = tuple(
+        canonical(pack[(seat - dealer - 1) % seats : size : seats]) for seat in range(seats)
+    )
+    starter = first_player(hands, pack[size], dealer)
+    return state._replace(
+        dealer=dealer, hands=hands, stock=pack[size + 1 :], bank=(Entry(pack[size], None),),
+        target=Target(pack[size], None, False), turn=starter, drawn=False, out=(),
+        captured=((),) * seats, idle=0, starter=starter, deal=number,
+    )  # fmt: skip
+
+
+def new_game(rules: Rules, seats: int, seed: str) -> State:
+    """Deal 1 of a fresh match: trumps and the first dealer drawn from the seed (§2.2, §4.1).
+
+    :raises RulesError: `seats` is not 2, 3 or 4.
+    """
+    check_seats(seats)
+    suits = shuffled(SUITS, f"bank/trumps/{seed}")
+    mode = rules.trump_mode
+    common = tuple(int(s == suits[0]) for s in SUITS) if mode == "single" else COMMON[mode]
+    personal = tuple(suits[:seats]) if mode == "per_player" else (None,) * seats
+    dealer = int(shuffled([str(seat) for seat in range(seats)], f"bank/dealer/{seed}")[0])
+    state = State(
+        rules=rules, seats=seats, dealer=dealer, common=common, personal=personal, hands=(),
+        stock=(), bank=(), target=None, turn=None, drawn=False, out=(), captured=(), idle=0,
+        starter=dealer, scores=(0,) * seats, deal=1, status=PLAYING, winner=None, winners=(),
+        tiebreak=None, seed=seed,
+    )  # fmt: skip
+    return dealt(state, dealer, 1, seed)
+
+
+def replaced(items: tuple, index: int, item: Any) -> tuple:
+    return (*items[:index], item, *items[index + 1 :])
+
+
+def next_holder(hands: tuple[tuple[str, ...], ...], seat: int) -> int:
+    """The next seat after `seat` (clockwise) that still holds cards."""
+    seats = len(hands)
+    for offset in range(1, seats + 1):
+        other = (seat + offset) % seats
+        if hands[other]:
+            return other
+    raise AssertionError("nobody holds cards")
+
+
+def finish_of(move: Move, common: tuple[int, ...], own_trump: str | None) -> str:
+    """The finish type of the play that empties a hand (§10.1)."""
+    top = move.cards[-1]
+    if move.type == QUAD:
+        return "four_kings" if top[0] == KING else "quad"
+    if move.type != LAY:
+        return "run"
+    if top[0] != KING:
+        return "plain"
+    return "trump_king" if is_trump_king(top, common, own_trump) else "king"
+
+
+def draw_event(seat: int, card: str, forced: bool) -> dict[str, Any]:
+    return {"type": "draw", "seat": seat, "card": card, "forced": forced}
+
+
+def apply(state: State, move: Move | dict[str, Any]) -> tuple[State, Events]:
+    """Play one move (a Move of `legal_moves` or its JSON form): the new state and the
+    events, exactly the steps of §16.
+
+    :raises MoveError: the move is not legal; nothing changes.
+    """
+    move = read_move(state, move)
+    seat = state.turn
+    if move.type == DRAW:
+        card = state.stock[0]
+        hands = replaced(state.hands, seat, canonical((*state.hands[seat], card)))
+        after = state._replace(hands=hands, stock=state.stock[1:], drawn=True, idle=0)
+        return after, [draw_event(seat, card, False)]
+    rules = state.rules
+    hands, bank, target = state.hands, state.bank, state.target
+    captured, idle, out = state.captured, state.idle, state.out
+    events: Events = []
+    taken = False
+    seven = False
+
+    def take_bank(taker: int, why: str) -> None:
+        nonlocal bank, target, captured, idle, taken
+        cards = tuple(entry.card for entry in bank)
+        captured = replaced(captured, taker, canonical((*captured[taker], *cards)))
+        events.append({"type": "capture", "seat": taker, "cards": list(cards),
+                       "points": points(cards), "why": why})  # fmt: skip
+        bank, taken = (), True
+        if rules.after_capture == "free_lead":
+            target, idle = None, 0
+        else:
+            target = Target(cards[-1], None, True)
+
+    if move.type == PASS:
+        events.append({"type": PASS, "seat": seat})
+        idle += 1
+        owner = None if target is None or target.virtual else target.by
+        if owner is not None and owner != seat and len(bank) >= 2:
+            take_bank(owner, PASS)
+    else:
+        cards = move.cards
+        hand = tuple(card for card in hands[seat] if card not in cards)
+        hands = replaced(hands, seat, hand)
+        bank = (*bank, *(Entry(card, seat) for card in cards))
+        top = cards[-1]
+        target, idle = Target(top, seat, False), 0
+        if move.type == LAY:
+            events.append({"type": LAY, "seat": seat, "card": top})
+        else:
+            events.append({"type": move.type, "seat": seat, "cards": list(cards)})
+        if not hand:
+            finish = finish_of(move, state.common, state.personal[seat])
+            place = len(out) + 1
+            entry = Out(seat, place, finish, BONUS[finish][place - 1])
+            out = (*out, entry)
+            events.append({"type": "out", **entry._asdict()})
+            if finish in ("trump_king", "four_kings"):
+                take_bank(seat, finish)
+            seven = bool(bank) and bank[-1].card[0] == SEVEN
+        elif move.type == QUAD or top[0] == EIGHT:
+            after = state._replace(hands=hands, bank=bank, target=target, idle=idle, drawn=False)
+            return after, events
+        else:
+            seven = top[0] == SEVEN
+    state = state._replace(hands=hands, bank=bank, target=target, captured=captured,
+                           idle=idle, out=out, drawn=False)  # fmt: skip
+    return end_turn(state, seat, taken, seven, events)
+
+
+def end_turn(
+    state: State, seat: int, taken: bool, seven: bool, events: Events
+) -> tuple[State, Events]:
+    """§16 step 5: the end of the deal, a turn-up, the next holder and a seven's effect."""
+    holders = state.holders()
+    if len(holders) <= 1:
+        return end_deal(state, "E1", events)
+    if not state.stock and state.idle >= len(holders):
+        return end_deal(state, "E2", events)
+    hands, stock, idle = state.hands, state.stock, state.idle
+    after_seven = state.rules.after_seven
+    if taken and state.rules.after_capture == "turn_up" and stock:
+        card, stock = stock[0], stock[1:]
+        state = state._replace(bank=(Entry(card, None),), target=Target(card, None, False))
+        idle = 0
+        events.append({"type": "turn_up", "card": card})
+    turn = next_holder(hands, seat)
+    drawn = False
+    if seven and after_seven != "none":
+        if after_seven in ("draw_then_play", "skip_and_draw") and stock:
+            card, stock = stock[0], stock[1:]
+            hands = replaced(hands, turn, canonical((*hands[turn], card)))
+            drawn, idle = after_seven == "draw_then_play", 0
+            events.append(draw_event(turn, card, True))
+        if after_seven in ("skip", "skip_and_draw"):
+            events.append({"type": "skip", "seat": turn})
+            turn = next_holder(hands, turn)
+    after = state._replace(hands=hands, stock=stock, idle=idle, turn=turn, drawn=drawn)
+    return after, events
+
+
+def loser_of(state: State) -> int:
+    """§11.2: the last holder, or after a blocked deal the holder with the most card points
+    in hand, ties to the first from the dealer's left."""
+    holders = state.holders()
+    if len(holders) == 1:
+        return holders[0]
+    best = None
+    for seat in from_left(state.dealer, state.seats):
+        if state.hands[seat] and (best is None or in_hand(state, seat) > in_hand(state, best)):
+            best = seat
+    return best
+
+
+def in_hand(state: State, seat: int) -> int:
+    return points(state.hands[seat])
+
+
+def penalty_of(state: State, seat: int) -> int:
+    """§12.2: what the loser pays."""
+    rules = state.rules
+    if not rules.hand_penalty:
+        return 0
+    if rules.penalty_mode == "fixed":
+        return rules.fixed_penalty
+    if rules.penalty_mode == "per_card":
+        return rules.per_card_penalty * len(state.hands[seat])
+    return in_hand(state, seat)
+
+
+def breakdown(state: State, loser: int | None) -> list[dict[str, Any]]:
+    """Per seat: captured points, finish, place, bonus, penalty (the loser's only) and
+    total (§12)."""
+    out = {entry.seat: entry for entry in state.out}
+    sides = []
+    for seat, pile in enumerate(state.captured):
+        captured = sum(POINTS[card] for card in pile)
+        entry = out.get(seat)
+        bonus = entry.bonus if entry else 0
+        penalty = penalty_of(state, seat) if seat == loser else 0
+        sides.append({
+            "captured_points": captured,
+            "finish": entry.finish if entry else None,
+            "place": entry.place if entry else None,
+            "bonus": bonus,
+            "penalty": penalty,
+            "total": captured + bonus - penalty,
+        })  # fmt: skip
+    return sides
+
+
+def score(state: State) -> list[dict[str, Any]]:
+    """The deal as it stands (every penalty 0), or on a finished match the final deal's
+    breakdown, the loser's penalty included."""
+    return breakdown(state, loser_of(state) if state.status == MATCH_OVER else None)
+
+
+def end_deal(state: State, ending: str, events: Events) -> tuple[State, Events]:
+    """§11.4: score and bank the deal, then end the match or deal the next one."""
+    loser = loser_of(state)
+    sides = breakdown(state, loser)
+    scores = tuple(banked + side["total"] for banked, side in zip(state.scores, sides))
+    events.append({
+        "type": "deal_end", "deal": state.deal, "ending": ending, "loser": loser,
+        "penalty": sides[loser]["penalty"], "sides": sides, "scores": list(scores),
+        "discarded": [entry.card for entry in state.bank],
+    })  # fmt: skip
+    winners, tiebreak = match_result(state, scores)
+    state = state._replace(scores=scores, tiebreak=tiebreak)
+    if winners:
+        winner = winners[0] if len(winners) == 1 else None
+        events.append({"type": "match_end", "winner": winner, "winners": list(winners),
+                       "scores": list(scores)})  # fmt: skip
+        over = state._replace(status=MATCH_OVER, turn=None, drawn=False, winner=winner,
+                              winners=winners)  # fmt: skip
+        return over, events
+    dealer = next_dealer(state, loser)
+    state = dealt(state, dealer, state.deal + 1, next_seed(state))
+    events.append({"type": "deal", "deal": state.deal, "dealer": dealer,
+                   "starter": state.starter, "card": state.bank[0].card})  # fmt: skip
+    return state, events
+
+
+def leaders(scores: tuple[int, ...], seats) -> tuple[int, ...]:
+    """The seats among `seats` holding the highest score, ascending."""
+    best = max(scores[seat] for seat in seats)
+    return tuple(sorted(seat for seat in seats if scores[seat] == best))
+
+
+def match_result(state: State, scores: tuple[int, ...]) -> tuple[tuple[int, ...], Tiebreak | None]:
+    """§14: the winners (none while the match goes on) and the tie-break after the deal."""
+    tiebreak = state.tiebreak
+    if tiebreak is None:
+        top = leaders(scores, range(state.seats))
+        if scores[top[0]] >= state.rules.target_score:
+            if len(top) == 1:
+                return top, None
+            tiebreak = Tiebreak(top, 0)
+    else:
+        extra = tiebreak.extra_deals + 1
+        top = leaders(scores, tiebreak.eligible)
+        if len(top) == 1:
+            return top, tiebreak._replace(extra_deals=extra)
+        tiebreak = Tiebreak(top, extra)
+        if extra >= EXTRA_DEALS:
+            return top, tiebreak
+    if state.deal >= MAX_DEALS:
+        return leaders(scores, tiebreak.eligible if tiebreak else range(state.seats)), tiebreak
+    return (), tiebreak
+
+
+def next_dealer(state: State, loser: int) -> int:
+    """§13: the dealer of the next deal (`state` has the deal's scores banked)."""
+    rule = state.rules.dealer_rule
+    if rule == "loser":
+        return loser
+    if rule == "starter":
+        return state.starter
+    order = from_left(state.dealer, state.seats)
+    if rule == "finisher":
+        return state.out[0].seat if state.out else order[0]
+    sign = 1 if rule == "max_points" else -1
+    return max(order, key=lambda seat: (sign * state.scores[seat], -order.index(seat)))
+
+
+def next_seed(state: State) -> str:
+    """A state without a seed deals from a digest of itself (contract: `seed`)."""
+    if state.seed is not None:
+        return state.seed
+    text = json.dumps(state.to_json(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def view(state: State, seat: int | None) -> dict[str, Any]:
+    """What `seat` may see: the state without hands, stock and seed, plus its own hand,
+    every hand size and the stock size. A spectator (None) sees no hand."""
+    data = state.to_json()
+    del data["hands"], data["stock"]
+    data.pop("seed", None)
+    data["seat"] = seat
+    if seat is not None:
+        data["hand"] = list(state.hands[seat])
+    data["hand_sizes"] = [len(hand) for hand in state.hands]
+    data["stock_size"] = len(state.stock)
+    return data

@@ -1,0 +1,489 @@
+"""The Bank state: an immutable value, its JSON form and its consistency check (the
+contract's list, rule by rule)."""
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from engine.bank.cards import CARDS, DECK
+from engine.bank.rules import Rules, RulesError, check_seats, shown
+from engine.cards import SUITS, CardError, parse_card, sort_cards
+from engine.errors import GameError
+
+PLAYING, MATCH_OVER = "playing", "match_over"
+MAX_DEALS = 200
+EXTRA_DEALS = 5
+# The finishing bonus by finish type and place (1st, 2nd, 3rd), spec §12.1.
+BONUS: dict[str, tuple[int, int, int]] = {
+    "plain": (20, 10, 10),
+    "king": (30, 20, 10),
+    "trump_king": (30, 20, 10),
+    "four_kings": (30, 20, 10),
+    "run": (30, 25, 20),
+    "quad": (75, 75, 75),
+}
+# Each suit's class for everybody (C, D, H, S) under each trump mode; `single` is drawn.
+COMMON: dict[str, tuple[int, int, int, int]] = {
+    "per_player": (0, 0, 0, 0),
+    "none": (0, 0, 0, 0),
+    "double": (0, 1, 0, 1),
+    "senior_junior": (0, 1, 0, 2),
+}
+
+
+class StateError(GameError):
+    """A state that is not self-consistent; `path` is the JSON path of the offending field."""
+
+
+class Entry(NamedTuple):
+    """A card of the bank and the seat that laid it (None: a pack card)."""
+
+    card: str
+    by: int | None
+
+
+class Target(NamedTuple):
+    """The card to answer; `virtual` when it is the top card of a bank just taken."""
+
+    card: str
+    by: int | None
+    virtual: bool
+
+
+class Out(NamedTuple):
+    """A seat out of the deal, its place, how it went out and its bonus."""
+
+    seat: int
+    place: int
+    finish: str
+    bonus: int
+
+
+class Tiebreak(NamedTuple):
+    eligible: tuple[int, ...]
+    extra_deals: int
+
+
+class State(NamedTuple):
+    rules: Rules
+    seats: int
+    dealer: int
+    common: tuple[int, int, int, int]  # class of C, D, H, S
+    personal: tuple[str | None, ...]
+    hands: tuple[tuple[str, ...], ...]  # canonical order
+    stock: tuple[str, ...]
+    bank: tuple[Entry, ...]
+    target: Target | None
+    turn: int | None
+    drawn: bool
+    out: tuple[Out, ...]
+    captured: tuple[tuple[str, ...], ...]  # canonical order
+    idle: int
+    starter: int
+    scores: tuple[int, ...]
+    deal: int
+    status: str
+    winner: int | None
+    winners: tuple[int, ...]
+    tiebreak: Tiebreak | None
+    seed: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The contract's JSON form; `State.from_json` accepts it back."""
+        target = self.target
+        tiebreak = self.tiebreak
+        data = {
+            "game": "bank",
+            "rules": self.rules.to_json(),
+            "seats": self.seats,
+            "dealer": self.dealer,
+            "trumps": {"common": dict(zip(SUITS, self.common)), "personal": list(self.personal)},
+            "hands": [list(hand) for hand in self.hands],
+            "stock": list(self.stock),
+            "bank": [{"card": card, "by": by} for card, by in self.bank],
+            "target": None
+            if target is None
+            else {"card": target.card, "by": target.by, "virtual": target.virtual},
+            "turn": self.turn,
+            "drawn": self.drawn,
+            "out": [
+                {"seat": seat, "place": place, "finish": finish, "bonus": bonus}
+                for seat, place, finish, bonus in self.out
+            ],
+            "captured": [list(pile) for pile in self.captured],
+            "idle": self.idle,
+            "starter": self.starter,
+            "scores": list(self.scores),
+            "deal": self.deal,
+            "status": self.status,
+            "winner": self.winner,
+            "winners": list(self.winners),
+            "tiebreak": None
+            if tiebreak is None
+            else {"eligible": list(tiebreak.eligible), "extra_deals": tiebreak.extra_deals},
+        }
+        if self.seed is not None:
+            data["seed"] = self.seed
+        return data
+
+    @classmethod
+    def from_json(cls, data: object) -> "State":
+        """Read a state.
+
+        :raises StateError: anything inconsistent, naming the field's JSON path.
+        """
+        return read_state(data)
+
+    def holders(self) -> list[int]:
+        """The seats still holding cards."""
+        return [seat for seat, hand in enumerate(self.hands) if hand]
+
+
+REQUIRED = (
+    "game", "rules", "seats", "dealer", "trumps", "hands", "stock", "bank", "target", "turn",
+    "drawn", "out", "captured", "idle", "starter", "scores", "deal", "status", "winner",
+    "winners", "tiebreak",
+)  # fmt: skip
+
+
+def read_state(data: object) -> State:
+    if not isinstance(data, dict):
+        raise StateError("state", "must be a JSON object")
+    missing = [key for key in REQUIRED if key not in data]
+    if missing:
+        raise StateError(missing[0], "is required")
+    unknown = sorted(set(data) - set(REQUIRED) - {"seed"})
+    if unknown:
+        raise StateError(unknown[0], "is not a field of a Bank state")
+    if data["game"] != "bank":
+        raise StateError("game", f'must be "bank", got {shown(data["game"])}')
+    try:
+        rules = Rules.from_json(data["rules"])
+        seats = check_seats(data["seats"])
+    except RulesError as error:
+        path = error.path if error.path in ("rules", "seats") else f"rules.{error.path}"
+        raise StateError(path, error.reason) from error
+    status = data["status"]
+    if status not in (PLAYING, MATCH_OVER):
+        raise StateError("status", f'must be "playing" or "match_over", got {shown(status)}')
+    seed = data.get("seed")
+    if seed is not None and not isinstance(seed, str):
+        raise StateError("seed", "must be a string")
+    common, personal = read_trumps(data["trumps"], seats)
+    state = State(
+        rules=rules,
+        seats=seats,
+        dealer=seat_of(data["dealer"], seats, "dealer"),
+        common=common,
+        personal=personal,
+        hands=per_seat(data["hands"], seats, "hands", card_list),
+        stock=card_list(data["stock"], "stock"),
+        bank=read_bank(data["bank"], seats),
+        target=read_target(data["target"], seats),
+        turn=seat_of(data["turn"], seats, "turn", nullable=True),
+        drawn=boolean(data["drawn"], "drawn"),
+        out=read_out(data["out"], seats),
+        captured=per_seat(data["captured"], seats, "captured", card_list),
+        idle=integer(data["idle"], "idle", minimum=0),
+        starter=seat_of(data["starter"], seats, "starter"),
+        scores=per_seat(data["scores"], seats, "scores", integer),
+        deal=integer(data["deal"], "deal", minimum=1, maximum=MAX_DEALS),
+        status=status,
+        winner=seat_of(data["winner"], seats, "winner", nullable=True),
+        winners=read_seats(data["winners"], seats, "winners"),
+        tiebreak=read_tiebreak(data["tiebreak"], seats),
+        seed=seed,
+    )
+    check_cards(state)
+    check_trumps(state)
+    check_target(state)
+    check_out(state)
+    check_status(state)
+    check_tiebreak(state)
+    return state._replace(
+        hands=tuple(map(canonical, state.hands)), captured=tuple(map(canonical, state.captured))
+    )
+
+
+# --- reading fields -------------------------------------------------------------------
+
+
+def integer(
+    value: object, path: str, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    if type(value) is not int:
+        raise StateError(path, f"must be an integer, got {shown(value)}")
+    if minimum is not None and value < minimum:
+        raise StateError(path, f"must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise StateError(path, f"must be at most {maximum}, got {value}")
+    return value
+
+
+def boolean(value: object, path: str) -> bool:
+    if type(value) is not bool:
+        raise StateError(path, f"must be true or false, got {shown(value)}")
+    return value
+
+
+def seat_of(value: object, seats: int, path: str, nullable: bool = False) -> int | None:
+    if value is None and nullable:
+        return None
+    if type(value) is not int or not 0 <= value < seats:
+        allowed = f"a seat from 0 to {seats - 1}" + (" or null" if nullable else "")
+        raise StateError(path, f"must be {allowed}, got {shown(value)}")
+    return value
+
+
+def read_seats(value: object, seats: int, path: str) -> tuple[int, ...]:
+    if not isinstance(value, list):
+        raise StateError(path, "must be a list of seats")
+    read = tuple(seat_of(item, seats, f"{path}.{index}") for index, item in enumerate(value))
+    if list(read) != sorted(set(read)):
+        raise StateError(path, "must list distinct seats in ascending order")
+    return read
+
+
+def card_of(text: object, path: str) -> str:
+    try:
+        card = parse_card(text)
+    except CardError:
+        raise StateError(path, f"{shown(text)} is not a card") from None
+    if card not in CARDS:
+        raise StateError(path, f"{card} is not a card of Bank's 36-card pack (6 to ace)")
+    return card
+
+
+def card_list(value: object, path: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise StateError(path, "must be a list of cards")
+    return tuple(card_of(text, f"{path}.{index}") for index, text in enumerate(value))
+
+
+def per_seat(value: object, seats: int, path: str, read: Callable[[object, str], Any]) -> tuple:
+    if not isinstance(value, list) or len(value) != seats:
+        raise StateError(path, f"must be a list with one entry per seat ({seats})")
+    return tuple(read(item, f"{path}.{index}") for index, item in enumerate(value))
+
+
+def fields_of(value: object, path: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise StateError(path, f"must be an object with {', '.join(keys)}")
+    for key in keys:
+        if key not in value:
+            raise StateError(f"{path}.{key}", "is required")
+    return value
+
+
+def read_trumps(value: object, seats: int) -> tuple[tuple[int, int, int, int], tuple]:
+    trumps = fields_of(value, "trumps", ("common", "personal"))
+    common = trumps["common"]
+    if not isinstance(common, dict) or set(common) != set(SUITS):
+        raise StateError("trumps.common", "must be an object giving the class of C, D, H and S")
+    classes = tuple(
+        integer(common[suit], f"trumps.common.{suit}", minimum=0, maximum=2) for suit in SUITS
+    )
+
+    def suit_or_null(item: object, path: str) -> str | None:
+        if item is not None and item not in SUITS:
+            raise StateError(path, f"must be a suit (C, D, H or S) or null, got {shown(item)}")
+        return item
+
+    return classes, per_seat(trumps["personal"], seats, "trumps.personal", suit_or_null)
+
+
+def read_bank(value: object, seats: int) -> tuple[Entry, ...]:
+    if not isinstance(value, list):
+        raise StateError("bank", "must be a list of {card, by}, bottom to top")
+    bank = []
+    for index, item in enumerate(value):
+        path = f"bank.{index}"
+        entry = fields_of(item, path, ("card", "by"))
+        by = seat_of(entry["by"], seats, f"{path}.by", nullable=True)
+        if by is None and index > 0:
+            raise StateError(f"{path}.by", "only the bottom card of the bank can be a pack card")
+        bank.append(Entry(card_of(entry["card"], f"{path}.card"), by))
+    return tuple(bank)
+
+
+def read_target(value: object, seats: int) -> Target | None:
+    if value is None:
+        return None
+    target = fields_of(value, "target", ("card", "by", "virtual"))
+    return Target(
+        card_of(target["card"], "target.card"),
+        seat_of(target["by"], seats, "target.by", nullable=True),
+        boolean(target["virtual"], "target.virtual"),
+    )
+
+
+def read_out(value: object, seats: int) -> tuple[Out, ...]:
+    if not isinstance(value, list):
+        raise StateError("out", "must be a list of {seat, place, finish, bonus}")
+    if len(value) > min(3, seats - 1):
+        raise StateError("out", f"at most {min(3, seats - 1)} seats can be out with {seats} seats")
+    out: list[Out] = []
+    for index, item in enumerate(value):
+        path = f"out.{index}"
+        entry = fields_of(item, path, ("seat", "place", "finish", "bonus"))
+        seat = seat_of(entry["seat"], seats, f"{path}.seat")
+        if any(seat == earlier.seat for earlier in out):
+            raise StateError(f"{path}.seat", f"seat {seat} is already out")
+        place = integer(entry["place"], f"{path}.place")
+        if place != index + 1:
+            raise StateError(f"{path}.place", f"entry {index} of out must have place {index + 1}")
+        finish = entry["finish"]
+        if finish not in BONUS:
+            raise StateError(f"{path}.finish", f"must be one of {', '.join(BONUS)}")
+        bonus = integer(entry["bonus"], f"{path}.bonus")
+        if bonus != BONUS[finish][index]:
+            raise StateError(
+                f"{path}.bonus", f"a {finish} finish in place {place} earns {BONUS[finish][index]}"
+            )
+        out.append(Out(seat, place, finish, bonus))
+    return tuple(out)
+
+
+def read_tiebreak(value: object, seats: int) -> Tiebreak | None:
+    if value is None:
+        return None
+    tiebreak = fields_of(value, "tiebreak", ("eligible", "extra_deals"))
+    eligible = read_seats(tiebreak["eligible"], seats, "tiebreak.eligible")
+    if len(eligible) < 2:
+        raise StateError("tiebreak.eligible", "a tie-break needs at least two tied seats")
+    extra = integer(tiebreak["extra_deals"], "tiebreak.extra_deals", minimum=0, maximum=EXTRA_DEALS)
+    return Tiebreak(eligible, extra)
+
+
+# --- consistency across fields ----------------------------------------------------------
+
+
+def card_places(state: State):
+    """(JSON path, card) of every card in hands, stock, bank and captured piles."""
+    for seat, hand in enumerate(state.hands):
+        for index, card in enumerate(hand):
+            yield f"hands.{seat}.{index}", card
+    for index, card in enumerate(state.stock):
+        yield f"stock.{index}", card
+    for index, entry in enumerate(state.bank):
+        yield f"bank.{index}.card", entry.card
+    for seat, pile in enumerate(state.captured):
+        for index, card in enumerate(pile):
+            yield f"captured.{seat}.{index}", card
+
+
+def check_cards(state: State) -> None:
+    """Rule 2: each of the 36 cards exactly once in hands, stock, bank and captured piles."""
+    seen: dict[str, str] = {}
+    for path, card in card_places(state):
+        if card in seen:
+            raise StateError(path, f"{card} is already at {seen[card]}; every card appears once")
+        seen[card] = path
+    missing = [card for card in DECK if card not in seen]
+    if missing:
+        raise StateError(
+            "state",
+            f"cards missing from hands, stock, bank and captured piles: {' '.join(missing)}",
+        )
+
+
+def check_trumps(state: State) -> None:
+    """Rule 3: the trumps match `trump_mode`."""
+    mode = state.rules.trump_mode
+    if mode == "single":
+        if sorted(state.common) != [0, 0, 0, 1]:
+            raise StateError("trumps.common", "under trump_mode single exactly one suit is 1")
+    else:
+        for suit, got, expected in zip(SUITS, state.common, COMMON[mode]):
+            if got != expected:
+                raise StateError(
+                    f"trumps.common.{suit}", f"must be {expected} under trump_mode {mode}"
+                )
+    for seat, suit in enumerate(state.personal):
+        path = f"trumps.personal.{seat}"
+        if mode != "per_player" and suit is not None:
+            raise StateError(path, f"must be null under trump_mode {mode}")
+        if mode == "per_player":
+            if suit is None:
+                raise StateError(path, "every seat has its own trump suit under per_player")
+            if suit in state.personal[:seat]:
+                raise StateError(path, f"{suit} is already another seat's trump")
+
+
+def check_target(state: State) -> None:
+    """Rule 5: the target is the bank's top card, or after a capture virtual or none."""
+    target = state.target
+    if state.bank:
+        top = state.bank[-1]
+        if target is None:
+            raise StateError("target", f"must be the bank's top card {top.card}")
+        if target.card != top.card:
+            raise StateError("target.card", f"must be the bank's top card {top.card}")
+        if target.by != top.by:
+            raise StateError("target.by", f"must be {shown(top.by)}, who laid the top card")
+        if target.virtual:
+            raise StateError("target.virtual", "must be false while the bank holds cards")
+        return
+    if state.rules.after_capture == "free_lead":
+        if target is not None:
+            raise StateError("target", "must be null on an empty bank under free_lead")
+        return
+    if target is None:
+        raise StateError("target", "must be the virtual top card of the bank last taken")
+    if target.by is not None:
+        raise StateError("target.by", "must be null for a virtual target")
+    if not target.virtual:
+        raise StateError("target.virtual", "must be true on an empty bank")
+    if not any(target.card in pile for pile in state.captured):
+        raise StateError("target.card", f"{target.card} must lie in a captured pile")
+
+
+def check_out(state: State) -> None:
+    """Rule 6: the seats out are exactly the seats with empty hands."""
+    for index, entry in enumerate(state.out):
+        if state.hands[entry.seat]:
+            raise StateError(f"out.{index}.seat", f"seat {entry.seat} still holds cards")
+    out = {entry.seat for entry in state.out}
+    for seat, hand in enumerate(state.hands):
+        if not hand and seat not in out:
+            raise StateError(f"hands.{seat}", f"seat {seat} holds no cards but is not out")
+
+
+def check_status(state: State) -> None:
+    """Rule 7: turn, holders, winners and the blocked deal agree with `status`."""
+    holders = state.holders()
+    if state.status == PLAYING:
+        if state.turn is None or not state.hands[state.turn]:
+            raise StateError("turn", "must be a seat holding cards while playing")
+        if len(holders) < 2:
+            raise StateError("hands", "at least two seats hold cards while the deal is played")
+        if state.winner is not None:
+            raise StateError("winner", "must be null while playing")
+        if state.winners:
+            raise StateError("winners", "must be empty while playing")
+        if not state.stock and state.idle >= len(holders):
+            raise StateError(
+                "idle",
+                f"{state.idle} passes with an empty stock and {len(holders)} seats holding "
+                "cards: that deal is already over",
+            )
+        return
+    if state.turn is not None:
+        raise StateError("turn", "must be null once the match is over")
+    if not state.winners:
+        raise StateError("winners", "must name the winning seats once the match is over")
+    single = state.winners[0] if len(state.winners) == 1 else None
+    if state.winner != single:
+        raise StateError("winner", f"must be {shown(single)}, given winners {list(state.winners)}")
+    if not holders:
+        raise StateError("hands", "the loser of the final deal still holds cards")
+
+
+def check_tiebreak(state: State) -> None:
+    """Rule 8: at most 4 extra deals played while the match goes on."""
+    if state.tiebreak and state.status == PLAYING and state.tiebreak.extra_deals >= EXTRA_DEALS:
+        raise StateError("tiebreak.extra_deals", "must be 0 to 4 while playing")
+
+
+def canonical(cards) -> tuple[str, ...]:
+    """The cards in canonical order, as a tuple."""
+    return tuple(sort_cards(cards))
