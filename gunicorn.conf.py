@@ -22,6 +22,14 @@ workers = (
     else 1
 )
 threads = int(os.environ.get("GUNICORN_THREADS", "8"))
+# Fair turns under gevent: gevent's recv returns at once when the next request of a
+# keep-alive connection has already arrived, so a connection whose client answers fast
+# is served again and again without yielding while the others wait (p99 in the hundreds of
+# ms for CPU-bound requests). After each answer the greenlet steps aside until the next turn
+# of the event loop, behind every connection with a request waiting.
+# GUNICORN_FAIR_TURNS=0 turns this off (to compare worker models).
+fair_turns = os.environ.get("GUNICORN_FAIR_TURNS", "1") != "0"
+TURN_SECONDS = 1e-6  # any delay > 0 waits for the loop's next turn; sleep(0) would not
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 10
 keepalive = 5
@@ -49,3 +57,12 @@ class JsonAccessLogger(glogging.Logger):
 
 
 logger_class = JsonAccessLogger
+
+
+
+def post_request(worker: Any, req: Any, environ: dict[str, Any], resp: Any) -> None:
+    """gunicorn hook, after each answer is written: a gevent worker's fair turn."""
+    if fair_turns and worker.__class__.__module__ == "gunicorn.workers.ggevent":
+        import gevent  # only a gevent worker has gevent's hub to yield to
+
+        gevent.sleep(TURN_SECONDS)

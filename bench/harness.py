@@ -19,10 +19,19 @@ class Result:
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
     failures: int = 0
+    # Requests each connection had answered in each slice: unfair scheduling starves some.
+    answered: list[int] = field(default_factory=list)
 
     @property
     def rate(self) -> float:
         return len(self.latencies) / self.seconds
+
+    @property
+    def spread(self) -> float:
+        """The most requests one connection had answered in a slice over the fewest
+        (1.0 is perfectly fair; inf when one was never answered)."""
+        fewest = min(self.answered, default=0)
+        return max(self.answered) / fewest if fewest else float("inf")
 
     def percentile(self, share: float) -> float:
         ordered = sorted(self.latencies)
@@ -56,6 +65,7 @@ def closed_loop(senders: list[Send], seconds: float, result: Result) -> Result:
         with lock:
             result.latencies += latencies
             result.failures += failures
+            result.answered.append(len(latencies))
 
     threads = [threading.Thread(target=client, args=(send,)) for send in senders]
     began = time.perf_counter()
@@ -80,12 +90,14 @@ def in_turn(loads: list[tuple[str, Load]], seconds: float, slices: int) -> list[
 def report(
     results: list[Result], heading: str, width: int, rate: str, count: str | None = None
 ) -> None:
-    """One row per result: rate, p50 and p99 latency, (the request count,) failures."""
+    """One row per result: rate, p50 and p99 latency, (the request count,) failures, and
+    the spread of requests answered per connection."""
     counted = f"{count:>8}" if count else ""
-    print(f"{heading:<{width}}{rate:>10}{'p50 ms':>10}{'p99 ms':>10}{counted}{'failed':>8}")
+    print(f"{heading:<{width}}{rate:>10}{'p50 ms':>10}{'p99 ms':>10}{counted}{'failed':>8}"
+          f"{'spread':>8}")  # fmt: skip
     for result in results:
         counted = f"{len(result.latencies):>8}" if count else ""
         print(
             f"{result.name:<{width}}{result.rate:>10.0f}{result.percentile(0.5):>10.2f}"
-            f"{result.percentile(0.99):>10.2f}{counted}{result.failures:>8}"
+            f"{result.percentile(0.99):>10.2f}{counted}{result.failures:>8}{result.spread:>8.1f}"
         )
