@@ -19,7 +19,8 @@ class Result:
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
     failures: int = 0
-    # Requests each connection had answered in each slice: unfair scheduling starves some.
+    # Requests answered on each connection (the n-th of every slice counted together):
+    # unfair scheduling starves some.
     answered: list[int] = field(default_factory=list)
 
     @property
@@ -28,8 +29,8 @@ class Result:
 
     @property
     def spread(self) -> float:
-        """The most requests one connection had answered in a slice over the fewest
-        (1.0 is perfectly fair; inf when one was never answered)."""
+        """The most requests one connection had answered over the fewest (1.0 is perfectly
+        fair; inf when one was never answered)."""
         fewest = min(self.answered, default=0)
         return max(self.answered) / fewest if fewest else float("inf")
 
@@ -56,7 +57,10 @@ def closed_loop(senders: list[Send], seconds: float, result: Result) -> Result:
     stop = time.perf_counter() + seconds
     lock = threading.Lock()
 
-    def client(send: Send) -> None:
+    if len(result.answered) < len(senders):
+        result.answered += [0] * (len(senders) - len(result.answered))
+
+    def client(index: int, send: Send) -> None:
         latencies, failures = [], 0
         while time.perf_counter() < stop:
             latency, ok = send()
@@ -65,9 +69,11 @@ def closed_loop(senders: list[Send], seconds: float, result: Result) -> Result:
         with lock:
             result.latencies += latencies
             result.failures += failures
-            result.answered.append(len(latencies))
+            result.answered[index] += len(latencies)
 
-    threads = [threading.Thread(target=client, args=(send,)) for send in senders]
+    threads = [
+        threading.Thread(target=client, args=(index, send)) for index, send in enumerate(senders)
+    ]
     began = time.perf_counter()
     for thread in threads:
         thread.start()

@@ -93,25 +93,41 @@ def card_moves(card: str, table: tuple[str, ...], rules: Rules, final: bool) -> 
 def hand_moves(
     hand: tuple[str, ...], table: tuple[str, ...], rules: Rules, final: bool
 ) -> list[Move]:
-    """`card_moves` of every card in hand, in turn. The common case, a numeral taking by
-    sum, is decided here with the table's rules looked up once for the whole hand."""
+    """`card_moves` of every card in hand, in turn. The common cases (a numeral taking by
+    sum, a queen or king taking its rank, a jack sweeping) are decided here, with the
+    table's rules looked up once for the whole hand; the seven of diamonds and a lone wild
+    seven on the table go through `card_moves`."""
     if not table:
         return [Move(card, ()) for card in hand]
-    by_sum = not (rules.table_seven_diamonds == "lone_wild" and table == (SEVEN_OF_DIAMONDS,))
-    seven_sweeps = rules.seven_diamonds_mode != "plain"
-    points = rules.basra_points if not final or rules.last_card_basra_counts else 0
+    lone_seven = rules.table_seven_diamonds == "lone_wild" and table == (SEVEN_OF_DIAMONDS,)
+    counts = not final or rules.last_card_basra_counts
+    points = rules.basra_points if counts else 0
     moves: list[Move] = []
     for card in hand:
-        value = VALUE[card]
-        if not (by_sum and value and not (seven_sweeps and card == SEVEN_OF_DIAMONDS)):
+        if lone_seven or card == SEVEN_OF_DIAMONDS:
             moves += card_moves(card, table, rules, final)
             continue
-        # Taking by sum makes a basra exactly when it clears the table (§6).
+        value = VALUE[card]
+        if value:
+            joining = JOINABLE[value].intersection(table)
+            found = search_captures(value, joining, rules.capture_policy)
+        elif card[0] == "J":
+            # A jack sweeps the table; a basra only on a lone jack when jacks score one.
+            swept = canonical(table)
+            if is_lone_jack(table, rules):
+                moves.append(Move(card, swept, True, rules.jack_basra_points if counts else 0))
+            else:
+                moves.append(Move(card, swept))
+            if not rules.forced_capture:
+                moves.append(Move(card, ()))
+            continue
+        else:
+            same = [other for other in table if other[0] == card[0]]
+            found = (canonical(same),) if same else ()
+        # Taking by sum or by rank makes a basra exactly when it clears the table (§6).
         taken = [
             Move(card, capture, True, points) if len(capture) == len(table) else Move(card, capture)
-            for capture in search_captures(
-                value, JOINABLE[value].intersection(table), rules.capture_policy
-            )
+            for capture in found
         ]
         if not taken or not rules.forced_capture:
             taken.append(Move(card, ()))
