@@ -156,17 +156,14 @@ def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
     """Play one move: the new state and what happened. Raises MoveError for an illegal move."""
     move = read_move(state, move)
     card, capture = move.card, move.capture
-    seat, side = state.turn, side_of(state.turn)
-    hand = list(state.hands[seat])
+    # One unpacking instead of an attribute lookup per field.
+    (rules, seats, dealer, seat, hands, table, stock, captured, basras, last_capturer,
+     scores, carry, number, status, winner, seed) = state  # fmt: skip
+    side = side_of(seat)
+    hand = list(hands[seat])
     hand.remove(card)
-    hands = replaced(state.hands, seat, tuple(hand))
+    hands = replaced(hands, seat, tuple(hand))
     events: Events = [{"type": "move", "seat": seat, "card": card, "capture": list(capture)}]
-    table, captured, basras, last_capturer = (
-        state.table,
-        state.captured,
-        state.basras,
-        state.last_capturer,
-    )
     if capture:
         taken = set(capture)
         table = tuple([other for other in table if other not in taken])
@@ -182,9 +179,8 @@ def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
         table = (*table, card)
     # Built whole rather than by _replace, which copies field by field through a dict.
     state = State(
-        state.rules, state.seats, state.dealer, (seat + 1) % state.seats, hands, table,
-        state.stock, captured, basras, last_capturer, state.scores, state.carry, state.round,
-        state.status, state.winner, state.seed,
+        rules, seats, dealer, (seat + 1) % seats, hands, table, stock, captured, basras,
+        last_capturer, scores, carry, number, status, winner, seed,
     )  # fmt: skip
     if any(hands):
         return state, events
