@@ -17,8 +17,9 @@ class RulesError(GameError):
 
 
 # Valid rules forms already read, and the JSON of rules already written. Bounded: a client
-# that sends ever new rules (say every target score) stops filling them, it is not refused.
-MEMO_SIZE = 1024
+# that sends ever new rules (say every target score, however long) stops filling them, it
+# is not refused; a service meets a handful of rules.
+MEMO_SIZE = 256
 READ: dict[tuple, "Rules"] = {}
 WRITTEN: dict[int, tuple["Rules", dict[str, Any]]] = {}
 
