@@ -10,7 +10,9 @@ as our games deal inside apply. Without the `bench` extra
 
 Then Basra's own figures: legal-move listings per second on a corpus of typical
 positions and the p99 of one listing, the worst capture search on 20-numeral tables
-(caches cleared) against twice the listing budget, and complete random rounds per second.
+(caches cleared) against twice the listing budget, and complete random rounds per second;
+Bank's: legal-move listings per second on its own corpus (every trump mode and capture
+option, 2 to 4 seats) and complete random deals per second.
 """
 
 import argparse
@@ -21,6 +23,8 @@ import time
 from collections.abc import Callable, Iterator
 
 from bench.report import Target, print_targets
+from engine import bank
+from engine.bank.moves import beaters
 from engine.basra import PRESETS, State, apply, legal_moves, new_game
 from engine.basra.moves import clear_caches, sum_captures
 from engine.game import Game, games
@@ -156,6 +160,46 @@ def round_rate(rounds: int) -> float:
     return rounds / (time.perf_counter() - started)
 
 
+# Bank's corpus cycles through the trump modes and the capture options, 2 to 4 seats.
+BANK_RULES = [
+    bank.Rules(trump_mode=mode, after_capture=capture)
+    for mode in ("per_player", "none", "single", "double", "senior_junior")
+    for capture in ("virtual_target", "free_lead", "turn_up")
+]
+
+
+def bank_corpus(games_played: int) -> list[bank.State]:
+    """Every position of the first deal of seeded random Bank games."""
+    positions = []
+    for number in range(games_played):
+        rng = random.Random(number)
+        rules = BANK_RULES[number % len(BANK_RULES)]
+        state = bank.new_game(rules, 2 + number % 3, f"corpus-{number}")
+        while state.deal == 1 and state.turn is not None:
+            positions.append(state)
+            state, _ = bank.apply(state, rng.choice(bank.legal_moves(state)))
+    return positions
+
+
+def bank_list_rate(positions: list[bank.State]) -> float:
+    started = time.perf_counter()
+    for state in positions:
+        bank.legal_moves(state)
+    return len(positions) / (time.perf_counter() - started)
+
+
+def bank_deal_rate(deals: int) -> float:
+    """Whole classic 3-seat Bank deals with a uniform random mover, from the deal to the
+    banked score, per wall-clock second."""
+    rng = random.Random(7)
+    started = time.perf_counter()
+    for number in range(deals):
+        state = bank.new_game(bank.PRESETS["classic"], 3, f"deal-{number}")
+        while state.deal == 1 and state.turn is not None:
+            state, _ = bank.apply(state, rng.choice(bank.legal_moves(state)))
+    return deals / (time.perf_counter() - started)
+
+
 def sources() -> Iterator[tuple[str, Playout | None]]:
     for name, game in sorted(games().items()):
         yield name, our_playouts(game)
@@ -195,6 +239,13 @@ def measure(seconds: float, games_played: int, tables: int, rounds: int) -> list
           f"{' '.join(table)}), caches cleared")  # fmt: skip
     clear_caches()
     print(f"random rounds/s      {round_rate(rounds):>9,.0f}")
+    bank_positions = bank_corpus(games_played)
+    beaters.cache_clear()
+    cold_rate = bank_list_rate(bank_positions)
+    warm_rate = max(bank_list_rate(bank_positions) for _ in range(3))
+    print(f"bank lists/s         {cold_rate:>9,.0f} first pass, {warm_rate:,.0f} repeated "
+          f"({len(bank_positions):,} positions)")  # fmt: skip
+    print(f"bank random deals/s  {bank_deal_rate(rounds):>9,.0f}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory          {peak:>9.1f} MiB (process RSS)")
     targets += [

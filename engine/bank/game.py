@@ -12,6 +12,8 @@ from engine.game import Events, Outcome, register
 
 
 class Bank:
+    """Bank for the registry: every player is its own side."""
+
     name = "bank"
     # Bank offers no search knowledge of its own yet: the bots use the generic one.
     search = None
