@@ -3,7 +3,8 @@
 For every registered game, mid-round states of seeded random matches (the first round, once
 about half its cards are played) are read from their JSON form and written back through
 the game protocol, as every stateless request does. Beside it, orjson parsing and writing
-the very same state: the floor the bytes on the wire cost. Target: read + write <= 30 us.
+the very same state: the floor the bytes on the wire cost. Target: read + write <= 30 us
+for Basra; the other games' figures are reported beside the same budget.
 """
 
 import argparse
@@ -17,6 +18,7 @@ from bench.report import Target, print_targets
 from engine.game import Game, games
 
 BUDGET_MICROSECONDS = 30.0
+TARGETED = {"basra"}  # games the budget is a target for; the others are reported
 
 
 def mid_round_states(game: Game, count: int) -> list[dict]:
@@ -58,8 +60,9 @@ def measure(count: int) -> list[Target]:
             count,
         )
         print(f"  {name:<10}{read:>8.1f}{write:>8.1f}{read + write:>8.1f}{wire:>8.1f}")
+        goal = 1.0 if name in TARGETED else None
         targets.append(Target(f"{name} state read + write", read + write, "us",
-                              BUDGET_MICROSECONDS, "budget", 1.0, higher=False))  # fmt: skip
+                              BUDGET_MICROSECONDS, "budget", goal, higher=False))  # fmt: skip
     return targets
 
 
