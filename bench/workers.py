@@ -11,20 +11,26 @@ over the fewest in a slice; fair scheduling keeps it near 1).
 Models: gevent as it was (GUNICORN_FAIR_TURNS=0), gevent with fair turns (production),
 gthread with 8 threads, and gevent with fair turns in two workers sharing Redis (what
 REDIS_URL selects). gthread cannot hold 64 waiting long polls with 8 threads: it is here
-for the stateless paths only.
+for the stateless paths only. `--before DIR` adds the production config of another
+checkout (say `git archive <commit> | tar -x -C DIR`), served from there: the code
+before a change and after it, side by side in one run.
 """
 
 import argparse
+import os
+import subprocess
+import sys
 import tempfile
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import orjson
 
 from bench.harness import in_turn
 from bench.http import SLICE_SECONDS, corpus, hammer
-from tests.gunicorn_server import gunicorn
-from tests.redis_server import RedisServer
+from tests.gunicorn_server import gunicorn, wait_until
+from tests.redis_server import RedisServer, free_port
 
 # name: (gunicorn options, environment settings); "redis" marks a model that needs it.
 MODELS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
@@ -35,11 +41,32 @@ MODELS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
 }
 
 
+@contextmanager
+def gunicorn_in(root: Path, log: Path, **settings: str) -> Iterator[int]:
+    """gunicorn -c gunicorn.conf.py of another checkout, serving that checkout's code on a
+    free port (yielded) once /livez answers."""
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
+    env.update(HOST="127.0.0.1", PORT=str(port), **settings)
+    gunicorn_bin = Path(sys.executable).with_name("gunicorn")
+    with log.open("w") as out:
+        server = subprocess.Popen([str(gunicorn_bin), "-c", "gunicorn.conf.py"],
+                                  cwd=root, env=env, stdout=out, stderr=out)  # fmt: skip
+    try:
+        wait_until(port, "/livez", server, 30.0)
+        yield port
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=4.0, help="per endpoint and model")
     parser.add_argument("--connections", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--corpus", type=int, default=300, help="distinct states")
+    parser.add_argument("--before", type=Path, help="another checkout to serve beside")
+    parser.add_argument("--only", nargs="+", choices=list(MODELS), help="models to run")
     args = parser.parse_args()
 
     pairs = corpus(args.corpus)
@@ -48,7 +75,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch, ExitStack() as stack:
         redis = stack.enter_context(RedisServer(Path(scratch) / "redis"))
         ports = {}
-        for number, (name, (options, settings)) in enumerate(MODELS.items()):
+        if args.before:
+            log = Path(scratch) / "gunicorn-before.log"
+            ports[f"before: {args.before.name}"] = stack.enter_context(
+                gunicorn_in(args.before, log, BENCH_ECHO="1", LOG_LEVEL="warning")
+            )
+        models = {name: MODELS[name] for name in args.only or MODELS}
+        for number, (name, (options, settings)) in enumerate(models.items()):
             env = {**settings, "BENCH_ECHO": "1", "LOG_LEVEL": "warning"}
             if "REDIS_URL" in env:
                 env["REDIS_URL"] = redis.url
