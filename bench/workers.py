@@ -9,9 +9,9 @@ that server's own echo, and the spread of requests answered per connection (the 
 over the fewest in a slice; fair scheduling keeps it near 1).
 
 Models: gevent as it was (GUNICORN_FAIR_TURNS=0), gevent with fair turns (production),
-gthread with 8 threads, and gevent with fair turns in two workers sharing Redis (what
-REDIS_URL selects). gthread cannot hold 64 waiting long polls with 8 threads: it is here
-for the stateless paths only. `--before DIR` adds the production config of another
+gthread with 8 and with 128 threads, and gevent with fair turns in two workers sharing
+Redis (what REDIS_URL selects). gthread cannot hold 64 waiting long polls with 8 threads:
+that one is here for the stateless paths only. `--before DIR` adds the production config of another
 checkout (say `git archive <commit> | tar -x -C DIR`), served from there: the code
 before a change and after it, side by side in one run.
 """
@@ -37,6 +37,7 @@ MODELS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
     "gevent, as it was": ((), {"GUNICORN_FAIR_TURNS": "0"}),
     "gevent, fair turns": ((), {}),
     "gthread, 8 threads": (("-k", "gthread", "--threads", "8"), {}),
+    "gthread, 128 threads": (("-k", "gthread", "--threads", "128"), {}),
     "gevent, fair turns, 2 workers": ((), {"WEB_CONCURRENCY": "2", "REDIS_URL": "redis"}),
 }
 
