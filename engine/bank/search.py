@@ -31,6 +31,7 @@ HOLD = 4.0
 # Per card point shed: the loser pays the points left in its hand.
 RELIEF = 3.0
 
+EIGHTS = frozenset(card for card in DECK if RANK[card] == EIGHT)
 # The chance that `answerer` fails to beat `card` (laid on top, by another seat).
 Miss = Callable[[State, int, str], float]
 
@@ -116,27 +117,34 @@ def seen_by(state: State, seat: int) -> frozenset[str]:
     return frozenset(seen)
 
 
+@lru_cache(maxsize=4096)
+def answers(card: str, common: tuple[int, ...], own_trump: str | None) -> frozenset[str]:
+    """The cards that keep a seat from passing against `card`: its beaters, and the eights
+    (laid freely, they leave the seat's own card on top)."""
+    return beaters(card, common, own_trump) | EIGHTS
+
+
 def guessed_miss(state: State, after: int, card: str) -> float:
-    """The chance that `after` holds no beater of `card` among its hand and the card it may
+    """The chance that `after` holds no answer to `card` among its hand and the card it may
     draw, the unseen cards being dealt at random (all the mover can know)."""
-    unseen = [other for other in DECK if other not in seen_by(state, state.turn)]
-    beating = beaters(card, state.common, state.personal[after])
-    hits = sum(1 for other in unseen if other in beating)
-    draws = len(state.hands[after]) + (1 if state.stock else 0)
+    seen = seen_by(state, state.turn)
+    answering = answers(card, state.common, state.personal[after])
+    unseen = len(DECK) - len(seen)
+    hits = sum(1 for other in answering if other not in seen)
+    draws = min(len(state.hands[after]) + (1 if state.stock else 0), unseen)
     chance = 1.0
-    total = len(unseen)
-    for drawn in range(min(draws, total)):
-        chance *= max(0, total - hits - drawn) / (total - drawn)
+    for drawn in range(draws):
+        chance *= max(0, unseen - hits - drawn) / (unseen - drawn)
     return chance
 
 
 def known_miss(state: State, after: int, card: str) -> float:
-    """1 when `after` holds no beater of `card` in hand nor in the stock's next card, else 0:
+    """1 when `after` holds no answer to `card` in hand nor in the stock's next card, else 0:
     a playout knows the world it plays in."""
-    beating = beaters(card, state.common, state.personal[after])
-    if any(held in beating for held in state.hands[after]):
+    answering = answers(card, state.common, state.personal[after])
+    if any(held in answering for held in state.hands[after]):
         return 0.0
-    return 0.0 if state.stock and state.stock[0] in beating else 1.0
+    return 0.0 if state.stock and state.stock[0] in answering else 1.0
 
 
 def choose(state: State, rng: random.Random, noise: float) -> Move:
