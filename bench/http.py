@@ -26,7 +26,8 @@ import orjson
 
 from bench.harness import JSON, Load, Result, closed_loop, in_turn, post, report
 from engine.game import get_game
-from service.schemas import ApplyRequest, BasraStateSchema, StateRequest
+from service.schemas.basra import BasraStateSchema
+from service.schemas.envelopes import envelopes_of
 from tests.gunicorn_server import gunicorn
 
 TARGET = 0.6  # legal-moves must reach this share of the echo floor
@@ -85,7 +86,7 @@ def hammer(port: int, path: str, bodies: list[bytes], connections: int) -> Load:
 def state_check_cost(pairs: list[tuple[dict, dict]]) -> list[tuple[str, float]]:
     """Microseconds per full state: raw envelope, the game's reader, a deep marshmallow load."""
     game, states = get_game("basra"), [state for state, _ in pairs[:50]]
-    envelope, deep = StateRequest(), BasraStateSchema()
+    envelope, deep = envelopes_of("basra").state(), BasraStateSchema()
     checks = {
         "marshmallow envelope, state raw": lambda: [envelope.load({"state": s}) for s in states],
         "game.read (the deep check used)": lambda: [game.read(s) for s in states],
@@ -108,7 +109,7 @@ def main() -> None:
     pairs = corpus(args.corpus)
     legal_bodies = [orjson.dumps({"state": state}) for state, _ in pairs]
     apply_bodies = [orjson.dumps({"state": state, "move": move}) for state, move in pairs]
-    ApplyRequest().load(orjson.loads(apply_bodies[0]))  # the corpus speaks the API
+    envelopes_of("basra").apply().load(orjson.loads(apply_bodies[0]))  # the corpus speaks the API
     print(f"corpus: {len(pairs)} states, mean body {statistics.mean(map(len, apply_bodies)):.0f} B")
 
     # A REDIS_URL in the shell reaches gunicorn, as it always has: the worker count follows it.

@@ -8,10 +8,11 @@ from typing import Any
 import flask
 from flask_swagger_ui import get_swaggerui_blueprint
 
+from engine.game import games as registered_games
 from service.config import load_config
 from service.errors import ProblemApi, install_problems
 from service.json import OrjsonProvider
-from service.routes import games, health, hints, sessions
+from service.routes import games, health, sessions
 from service.schemas import document, spec_yaml
 
 REQUEST_ID = "X-Request-ID"
@@ -27,11 +28,14 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
     app.config.update(settings)
     app.config.update(
         MAX_CONTENT_LENGTH=settings["MAX_BODY_BYTES"],
-        API_TITLE="Basra",
+        API_TITLE="Card games",
         API_VERSION="1",
         OPENAPI_VERSION="3.1.0",
         API_SPEC_OPTIONS={
-            "info": {"description": "The Basra card game: stateless play and hosted sessions."}
+            "info": {
+                "description": f"Card games ({', '.join(registered_games())}): stateless "
+                "play, hints and hosted sessions."
+            }
         },
     )
     app.json = OrjsonProvider(app)
@@ -46,9 +50,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
 
 def register_blueprints(app: flask.Flask, api: ProblemApi) -> None:
     """The one place where routes join the app."""
-    api.register_blueprint(games.blp)
+    for blueprint in games.blueprints():
+        api.register_blueprint(blueprint)
+    app.url_map.converters["unknown_game"] = games.UnknownGameConverter
+    app.register_blueprint(games.unknown_blp)
     api.register_blueprint(health.blp)
-    api.register_blueprint(hints.blp)
     sessions.install(app, api)
     if app.config["BENCH_ECHO"]:
         app.register_blueprint(games.echo_blp)

@@ -4,7 +4,8 @@ Checks on a move run in the contract's order: session (404), token (401), versio
 turn (403), legality (422). A move and the bot replies it triggers, up to the next human
 turn, are one compare-and-set on the session's version, so concurrent movers and retries
 can never lose or double-apply a move. Each seat only ever sees game.view of its own seat;
-events are public by construction (no hand contents) and tagged with their version.
+every event is stored in full, tagged with its version, and each reader gets them through
+game.events_for its own seat (a Bank seat never sees another seat's drawn card).
 """
 
 import hashlib
@@ -20,11 +21,10 @@ from typing import Any
 import orjson
 
 from engine.bots import choose_move
-from engine.errors import GameError
-from engine.game import Game, get_game
+from engine.game import Events, Game, get_game
+from service import play
 from service.errors import Problem, Unprocessable, invalid, json_paths
-from service.routes.games import rules_path, under
-from service.schemas import SessionMoveRequest
+from service.schemas.envelopes import SessionMoveRequest
 from service.store import Change, Outcome, Session, SessionStore
 
 # Tokens and ids avoid the suit letters C, D, H and S in either case, so no card name can
@@ -33,7 +33,6 @@ ALPHABET = "0123456789abefgijklmnopqrtuvwxyz"
 TOKEN_LENGTH = 52  # 260 bits
 ID_LENGTH = 26  # 130 bits
 ISSUED_ID = re.compile(f"[{ALPHABET}]{{{ID_LENGTH}}}")
-SEED_BYTES = 16
 MAX_KEY_LENGTH = 255
 AUTH_SCHEME = "bearer"
 MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more than a load
@@ -174,11 +173,7 @@ class Sessions:
     def _start(self, body: Mapping[str, Any]) -> dict[str, Any]:
         game = get_game(body["game"])
         seat_kinds = body["seats"]
-        seed = body.get("seed") or secrets.token_hex(SEED_BYTES)
-        try:
-            state = game.new(body.get("rules") or {}, len(seat_kinds), seed)
-        except GameError as error:
-            raise invalid(rules_path(error.path), error.reason) from error
+        state = play.new_state(game, body.get("rules"), len(seat_kinds), play.seed(body))
         session_id = random_text(ID_LENGTH)
         seats, tokens = [], {}
         for seat, kind in enumerate(seat_kinds):
@@ -266,7 +261,7 @@ class Sessions:
             "version": after.version,
             "view": game.view(state, seat),
             "moves": moves_of(after, seat),
-            "events": [event for batch in batches for event in batch],
+            "events": [event for batch in batches for event in seen_by(game, seat, batch)],
         }
         change = Change(
             expected_version=version,
@@ -293,12 +288,14 @@ class Sessions:
     def events(
         self, session_id: str, authorization: str | None, after: int
     ) -> list[dict[str, Any]]:
-        """The events after version `after`; waits for some up to the long-poll bound."""
-        self._authorized(session_id, authorization)
+        """The events after version `after` as the token's seat may see them; waits for some
+        up to the long-poll bound."""
+        session, _, seat = self._authorized(session_id, authorization)
         batches = self.store.events(session_id, after, self.long_poll_seconds)
         if batches is None:
             raise not_found(session_id)
-        return [event for batch in batches for event in orjson.loads(batch)]
+        game = get_game(session.game)
+        return [event for batch in batches for event in seen_by(game, seat, orjson.loads(batch))]
 
     # -- delete ----------------------------------------------------------------------
 
@@ -373,13 +370,11 @@ def checked_move(known: Known, seat: int, body: dict[str, Any]) -> Any:
 
 
 def read_move(game: Game, state: Any, body: dict[str, Any]) -> Any:
+    """The body's move, read as the stateless `apply` reads one."""
     errors = MOVE_REQUEST.validate(body)
     if errors:
         raise Unprocessable(json_paths(errors))
-    try:
-        return game.read_move(state, body["move"])
-    except GameError as error:
-        raise invalid(under("move", error.path), error.reason) from error
+    return play.read_move(game, state, body["move"])
 
 
 def stale(current: int, sent: int) -> StaleVersion:
@@ -402,8 +397,17 @@ def replayed(stored: str, mark: str) -> dict[str, Any]:
     return kept["answer"]
 
 
-def tag(events: list[dict[str, Any]], version: int) -> list[dict[str, Any]]:
+def tag(events: Events, version: int) -> Events:
     return [{**event, "version": version} for event in events]
+
+
+def seen_by(game: Game, seat: int | None, batch: Events) -> Events:
+    """One version's events, stored in full, as `seat` may see them, still tagged."""
+    if not batch:
+        return batch
+    version = batch[0]["version"]
+    untagged = [{key: value for key, value in event.items() if key != "version"} for event in batch]
+    return tag(game.events_for(untagged, seat), version)
 
 
 def play_bots(

@@ -15,16 +15,16 @@ from service.errors import (
     problem,
 )
 from service.json import dumps, has_body
-from service.routes import Blueprint
-from service.schemas import (
+from service.routes import Blueprint, answer
+from service.schemas.envelopes import (
     CreateSessionRequest,
     CreateSessionResponse,
-    SessionEventSchema,
     SessionEventsQuery,
     SessionMoveRequest,
     SessionMoveResponse,
     SessionResponse,
     StaleVersionProblem,
+    session_events,
 )
 from service.sessions import MAX_KEY_LENGTH, Sessions, SessionUnavailable, StaleVersion
 from service.store import StoreUnavailable, open_store
@@ -53,10 +53,6 @@ RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "se
 
 def sessions() -> Sessions:
     return flask.current_app.extensions["sessions"]
-
-
-def answer(body: Any, status: int = 200) -> flask.Response:
-    return flask.Response(dumps(body), status=status, mimetype="application/json")
 
 
 def authorization() -> str | None:
@@ -154,7 +150,7 @@ def move(session_id: str) -> flask.Response:
 
 @blp.route("/<session_id>/events", methods=["GET"])
 @blp.arguments(SessionEventsQuery, location="query")
-@blp.response(200, SessionEventSchema(many=True))
+@blp.response(200, session_events())
 @blp.doc(security=SEAT_TOKEN)
 @failures()
 def events(query: dict[str, Any], session_id: str) -> flask.Response:

@@ -1,0 +1,87 @@
+"""Reading what a caller says about a game — new-game options, a seed, a state, a move, a
+seat — in the one way both the stateless routes and hosted sessions use, so that the same
+input is the same answer (or the same 422, naming the same field) on both paths."""
+
+import secrets
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from marshmallow import Schema, ValidationError
+
+from engine.errors import GameError
+from engine.game import Game
+from service.errors import Unprocessable, invalid, json_paths
+from service.schemas import game_schemas
+
+SEED_BYTES = 16
+
+
+def under(prefix: str, path: str) -> str:
+    """`path` as a JSON path below `prefix` (unless it is already there)."""
+    return path if path == prefix or path.startswith(f"{prefix}.") else f"{prefix}.{path}"
+
+
+def rules_path(path: str) -> str:
+    """Rule errors name an option; `seats` is the request's own field."""
+    return path if path == "seats" else under("rules", path)
+
+
+def seed(body: Mapping[str, Any]) -> str:
+    """A given seed is used as given, the empty string included; without one, a random one."""
+    return body["seed"] if "seed" in body else secrets.token_hex(SEED_BYTES)
+
+
+def default_rules(game: Game) -> dict[str, Any]:
+    """The game's default preset, from its catalogue."""
+    return {"preset": game.catalogue()["default_preset"]}
+
+
+def default_seats(game: Game) -> int:
+    """The fewest seats the game allows."""
+    return min(game.catalogue()["seats"])
+
+
+def new_state(game: Game, rules: Mapping[str, Any] | None, seats: int, seed: str) -> Any:
+    """A fresh match; a bad option or seat count is a 422 naming `rules.<option>` or `seats`."""
+    try:
+        return game.new(rules or default_rules(game), seats, seed)
+    except GameError as error:
+        raise invalid(rules_path(error.path), error.reason) from error
+
+
+def read_state(game: Game, data: object) -> Any:
+    """The state from its JSON; a 422 naming the field under `state` when it is not one."""
+    try:
+        return game.read(data)
+    except GameError as error:
+        raise invalid(under("state", error.path), error.reason) from error
+
+
+@cache
+def move_schema(game: str) -> Schema:
+    """The game's move schema, built once (building costs more than a load)."""
+    return game_schemas(game).move()
+
+
+def read_move(game: Game, state: Any, data: object) -> Any:
+    """The legal move `data` names, read whole by the game after its schema's checks. The
+    game's errors about the move are named under `move`; an error it meets in the state
+    (e.g. too many captures to list) is named under `state`."""
+    try:
+        move = move_schema(game.name).load(data)  # type: ignore[arg-type]
+    except ValidationError as error:
+        raise Unprocessable(json_paths(error.messages, "move")) from error
+    try:
+        return game.read_move(state, move)
+    except GameError as error:
+        prefix = "move" if error.path.startswith("move") else "state"
+        raise invalid(under(prefix, error.path), error.reason) from error
+
+
+def check_seat(game: Game, state: Any, seat: int) -> int:
+    """`seat` when the state has it, else a 422 naming `seat`."""
+    seats = game.seats(state)
+    if not 0 <= seat < seats:
+        raise invalid("seat", f"must be a seat below {seats}, got {seat}")
+    return seat

@@ -1,0 +1,429 @@
+"""The shared envelopes: the request and answer shapes around any game's state and moves,
+the catalogue, hints and hosted sessions.
+
+Requests are loaded with marshmallow up to the envelope; a `state` stays a raw object that
+the game's own reader checks in depth (precise and several times faster than marshmallow
+on a full state). Answers are documented here and written by the game's writer. Each
+game's envelopes are their own components (`BasraApplyRequest`, `BankApplyRequest`...)
+referring to that game's schemas, so openapi.yaml says exactly what each game's paths take.
+"""
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
+
+from engine.bots import LEVELS
+from engine.game import Game, games, get_game
+from service.errors import ProblemSchema
+from service.schemas.common import EventSchema, GameSchemas, game_schemas, title_of
+
+# Hosted-session clients of v1 were written when Basra was the only game: they may omit it.
+DEFAULT_GAME = "basra"
+
+
+def component(schema: type[Schema]) -> str:
+    """The component name of a schema class (apispec's rule: the class name less 'Schema')."""
+    return schema.__name__.removesuffix("Schema")
+
+
+def ref(schema: type[Schema]) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{component(schema)}"}
+
+
+def any_of(schemas: list[type[Schema]]) -> dict[str, Any]:
+    """One of these shapes (anyOf: an open shape may match several)."""
+    return {"anyOf": [ref(schema) for schema in schemas]}
+
+
+def schema_class(name: str, attributes: dict[str, Any], description: str = "") -> type[Schema]:
+    """A schema class whose component is called `name`."""
+    if description:
+        attributes = {**attributes, "Meta": type("Meta", (), {"description": description})}
+    return type(f"{name}Schema", (Schema,), attributes)
+
+
+class RawObject(fields.Raw):
+    """A JSON object kept as it is: marshmallow checks only that it is an object; the game
+    checks the rest and names the bad field. `shape` documents it."""
+
+    def __init__(self, shape: dict[str, Any], what: str, **kwargs: Any) -> None:
+        self.what = what
+        metadata = {"type": "object", "allOf": [shape], **kwargs.pop("metadata", {})}
+        super().__init__(metadata=metadata, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict:
+        if not isinstance(value, dict):
+            raise ValidationError(f"must be an object ({self.what})")
+        return value
+
+
+def objects(shape: dict[str, Any], **kwargs: Any) -> fields.List:
+    """A list of objects of `shape` (documentation: answers are written by the game)."""
+    return fields.List(fields.Dict(metadata=shape), **kwargs)
+
+
+def option_defaults(catalogue: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{name} (default {json.dumps(value)})" for name, value in catalogue["options"].items()
+    )
+
+
+def rules_schema(game: Game) -> type[Schema]:
+    """`{"preset": name, <option>: value, ...}` for `game`; the game checks every option."""
+    catalogue = game.catalogue()
+    preset = catalogue["default_preset"]
+    return type(
+        f"{title_of(game.name)}RulesSchema",
+        (Schema,),
+        {
+            "Meta": type(
+                "Meta",
+                (),
+                {
+                    "unknown": INCLUDE,
+                    "description": "A preset and any rule options that override it; "
+                    f"GET /v1/games lists them all. Default {json.dumps({'preset': preset})}. "
+                    f"Options: {option_defaults(catalogue)}. A state echoes every resolved "
+                    "option.",
+                },
+            ),
+            "preset": fields.String(
+                metadata={"description": "a preset name (see GET /v1/games)", "examples": [preset]}
+            ),
+        },
+    )
+
+
+def seed_field(what: str) -> fields.String:
+    return fields.String(
+        metadata={
+            "description": f"any string, used as given ('' included); {what}. "
+            "Drawn at random when omitted."
+        }
+    )
+
+
+def level_field() -> fields.String:
+    return fields.String(
+        load_default="expert",
+        validate=validate.OneOf(LEVELS),
+        metadata={"description": "which computer player advises (default expert)"},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Envelopes:
+    """The request and answer schemas of one game's stateless paths."""
+
+    new: type[Schema]
+    state: type[Schema]
+    apply: type[Schema]
+    view: type[Schema]
+    hint: type[Schema]
+    state_answer: type[Schema]
+    legal_moves_answer: type[Schema]
+    apply_answer: type[Schema]
+    score_answer: type[Schema]
+    view_answer: type[Schema]
+    hint_answer: type[Schema]
+
+
+@cache
+def envelopes_of(name: str) -> Envelopes:
+    """The envelopes of the registered game `name`, built once."""
+    game = get_game(name)
+    shapes = game_schemas(name)
+    title = title_of(name)
+    catalogue = game.catalogue()
+    seats = " or ".join(str(count) for count in catalogue["seats"])
+    defaults = {"preset": catalogue["default_preset"]}, min(catalogue["seats"])
+
+    def state_field() -> RawObject:
+        return RawObject(
+            ref(shapes.state),
+            "a game state",
+            required=True,
+            metadata={"description": f"a whole {title} state, as the server wrote it"},
+        )
+
+    def state_request(**more: Any) -> dict[str, Any]:
+        return {"state": state_field(), **more}
+
+    def legal_move(**kwargs: Any) -> fields.Nested:
+        return fields.Nested(shapes.legal_move, **kwargs)
+
+    events = objects(any_of(list(shapes.events)), required=True)
+    view = fields.Dict(required=True, metadata={"allOf": [ref(shapes.view)]})
+    alternative = schema_class(
+        f"{title}HintAlternative",
+        {
+            "move": legal_move(required=True),
+            "value": fields.Float(
+                required=True,
+                metadata={
+                    "description": "the bot's estimate for the mover: expert the mean point "
+                    "difference of its playouts, greedy the immediate points, random the chance"
+                },
+            ),
+        },
+    )
+    return Envelopes(
+        new=schema_class(
+            f"{title}NewGameRequest",
+            {
+                "rules": fields.Nested(
+                    rules_schema(game),
+                    metadata={"description": f"default {json.dumps(defaults[0])}"},
+                ),
+                "seed": seed_field("same seed and rules give the same game"),
+                "seats": fields.Integer(
+                    strict=True, metadata={"description": f"{seats}; default {defaults[1]}"}
+                ),
+            },
+        ),
+        state=schema_class(f"{title}StateRequest", state_request()),
+        apply=schema_class(
+            f"{title}ApplyRequest", state_request(move=fields.Nested(shapes.move, required=True))
+        ),
+        view=schema_class(
+            f"{title}ViewRequest",
+            state_request(
+                seat=fields.Integer(required=True, strict=True, validate=validate.Range(min=0))
+            ),
+        ),
+        hint=schema_class(
+            f"{title}HintRequest",
+            state_request(
+                level=level_field(),
+                seed=seed_field(
+                    "the bot's randomness: the same state, level and seed give the same hint"
+                ),
+            ),
+        ),
+        state_answer=schema_class(f"{title}StateResponse", {"state": state_field()}),
+        legal_moves_answer=schema_class(
+            f"{title}LegalMovesResponse", {"moves": fields.List(legal_move(), required=True)}
+        ),
+        apply_answer=schema_class(
+            f"{title}ApplyResponse", {"state": state_field(), "events": events}
+        ),
+        score_answer=schema_class(
+            f"{title}ScoreResponse",
+            {"sides": fields.List(fields.Nested(shapes.side_score), required=True)},
+        ),
+        view_answer=schema_class(f"{title}ViewResponse", {"view": view}),
+        hint_answer=schema_class(
+            f"{title}HintResponse",
+            {
+                "move": legal_move(required=True, metadata={"description": "the advice"}),
+                "alternatives": fields.List(
+                    fields.Nested(alternative),
+                    required=True,
+                    metadata={
+                        "description": "every legal move the bot weighed, in legal-moves order"
+                    },
+                ),
+                "level": fields.String(required=True),
+            },
+        ),
+    )
+
+
+# -- the catalogue ---------------------------------------------------------------------------
+
+
+class GameCatalogueSchema(Schema):
+    name = fields.String(required=True)
+    seats = fields.List(fields.Integer(), required=True)
+    default_preset = fields.String(required=True)
+    presets = fields.Dict(
+        keys=fields.String(), values=fields.Dict(), required=True,
+        metadata={"description": "each preset with every option resolved"},
+    )  # fmt: skip
+    options = fields.Dict(
+        required=True, metadata={"description": "every rule option with its default"}
+    )
+
+
+class CatalogueResponse(Schema):
+    games = fields.List(fields.Nested(GameCatalogueSchema), required=True)
+
+
+# -- hosted sessions -------------------------------------------------------------------------
+
+
+def every_game(role: str) -> dict[str, Any]:
+    """Any game's schema for `role` (state, view, move, legal_move...)."""
+    return any_of([getattr(game_schemas(name), role) for name in games()])
+
+
+def every_event() -> dict[str, Any]:
+    return any_of([event for name in games() for event in game_schemas(name).events])
+
+
+class RulesSchema(Schema):
+    """`{"preset": name, <option>: value, ...}`; the game checks every option."""
+
+    class Meta:
+        unknown = INCLUDE
+        description = (
+            "A preset and any rule options that override it; GET /v1/games lists every "
+            "game's presets and options with their defaults. Default: the game's default "
+            "preset. A state echoes every resolved option."
+        )
+
+    preset = fields.String(metadata={"description": "a preset name (see GET /v1/games)"})
+
+
+def registered(name: str) -> None:
+    """A game name must be registered (checked at each call: the registry decides)."""
+    if name not in games():
+        raise ValidationError(f"Must be one of: {', '.join(games())}.")
+
+
+class SessionSeatRequest(Schema):
+    type = fields.String(required=True, validate=validate.OneOf(["human", "bot"]))
+    level = fields.String(
+        validate=validate.OneOf(LEVELS),
+        metadata={"description": "bot seats only: how strongly the bot plays"},
+    )
+
+    @validates_schema
+    def bots_have_a_level(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if data.get("type") == "bot" and "level" not in data:
+            raise ValidationError(f"a bot seat needs a level, one of {list(LEVELS)}", "level")
+        if data.get("type") == "human" and "level" in data:
+            raise ValidationError("only a bot seat has a level", "level")
+
+
+class CreateSessionRequest(Schema):
+    game = fields.String(
+        load_default=DEFAULT_GAME,
+        validate=registered,
+        metadata={
+            "description": f"a game of GET /v1/games (default {DEFAULT_GAME})",
+            "enum": list(games()),
+        },
+    )
+    rules = fields.Nested(
+        RulesSchema, metadata={"description": "default: the game's default preset"}
+    )
+    seats = fields.List(
+        fields.Nested(SessionSeatRequest),
+        required=True,
+        metadata={"description": "one entry per seat, as many as the game and its rules allow"},
+    )
+    seed = seed_field("what the deals derive from")
+
+    @validates_schema
+    def someone_is_human(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if "seats" in data and not any(seat["type"] == "human" for seat in data["seats"]):
+            raise ValidationError("at least one seat must be human", "seats")
+
+
+class SessionSeatSchema(Schema):
+    seat = fields.Integer(required=True)
+    type = fields.String(required=True, metadata={"description": "'human' or 'bot'"})
+    token = fields.String(
+        metadata={"description": "human seats only: the seat's secret bearer token"}
+    )
+    level = fields.String(metadata={"description": "bot seats only"})
+
+
+class CreateSessionResponse(Schema):
+    id = fields.String(required=True)
+    game = fields.String(required=True)
+    version = fields.Integer(
+        required=True, metadata={"description": "above 0 when bots moved first"}
+    )
+    seats = fields.List(fields.Nested(SessionSeatSchema), required=True)
+
+
+class SessionEventSchema(EventSchema):
+    """An event as a seat receives it: the game's event, tagged with its move's version."""
+
+    type = fields.String(required=True)
+    version = fields.Integer(required=True, metadata={"description": "the move's version"})
+
+
+def session_event() -> dict[str, Any]:
+    return {"allOf": [ref(SessionEventSchema), every_event()]}
+
+
+def session_events() -> dict[str, Any]:
+    """The answer of the long poll: the events as the reading seat may see them."""
+    return {"type": "array", "items": session_event()}
+
+
+def session_view() -> fields.Dict:
+    return fields.Dict(
+        required=True,
+        metadata={"description": "game.view of the seat", "allOf": [every_game("view")]},
+    )
+
+
+def session_moves() -> fields.List:
+    return objects(
+        every_game("legal_move"),
+        required=True,
+        metadata={"description": "the seat's legal moves when it is its turn, else []"},
+    )
+
+
+class SessionResponse(Schema):
+    id = fields.String(required=True)
+    version = fields.Integer(required=True)
+    seat = fields.Integer(required=True)
+    view = session_view()
+    moves = session_moves()
+
+
+class SessionMoveRequest(Schema):
+    move = RawObject(every_game("move"), "a move of the session's game", required=True)
+    version = fields.Integer(
+        required=True,
+        strict=True,
+        validate=validate.Range(min=0),
+        metadata={"description": "the session's current version (else 409)"},
+    )
+
+
+class SessionMoveResponse(Schema):
+    version = fields.Integer(required=True)
+    view = session_view()
+    moves = session_moves()
+    events = objects(
+        session_event(),
+        required=True,
+        metadata={"description": "the events of this move and the bots' replies, as this seat "
+                  "may see them"},
+    )  # fmt: skip
+
+
+class StaleVersionProblem(ProblemSchema):
+    """The 409 of a move on a version that is not the current one."""
+
+    version = fields.Integer(
+        required=True, metadata={"description": "the session's current version"}
+    )
+
+
+class SessionEventsQuery(Schema):
+    after = fields.Integer(
+        load_default=0,
+        validate=validate.Range(min=0, max=2**53 - 1),
+        metadata={"description": "a version: the events of the moves after it"},
+    )
+
+
+def schemas_of_games() -> list[type[Schema]]:
+    """Every game's own schemas, each to be a component under its own name."""
+    found: list[type[Schema]] = []
+    for name in games():
+        shapes: GameSchemas = game_schemas(name)
+        found += [shapes.state, shapes.view, shapes.move, shapes.legal_move, shapes.side_score]
+        found += shapes.events
+    return found

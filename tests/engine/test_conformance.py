@@ -1,0 +1,328 @@
+"""One property suite every registered game passes by being registered (engine.game.games):
+random legal play keeps every card, replays identically, ends, round-trips its JSON,
+refuses illegal moves without changing anything, and never shows a seat a card it cannot
+see. Bank's legal moves are also checked against a brute-force oracle written straight
+from its rules (§3, §6, §7)."""
+
+import json
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.cards import ORDER, sort_cards
+from engine.errors import GameError
+from engine.game import Game, games, get_game
+
+GAMES = sorted(games())
+PROPERTY = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MOVE_LIMIT = 60_000  # far beyond any match these games allow; reaching it means a loop
+# Rule overrides worth exploring per game (a game without an entry plays its presets).
+OPTION_VALUES: dict[str, dict[str, st.SearchStrategy]] = {
+    "bank": {
+        "target_score": st.sampled_from([30, 120, 248]),
+        "dealer_rule": st.sampled_from(
+            ["loser", "finisher", "starter", "max_points", "min_points"]
+        ),
+        "trump_mode": st.sampled_from(["per_player", "none", "single", "double", "senior_junior"]),
+        "after_seven": st.sampled_from(["skip", "draw_then_play", "skip_and_draw", "none"]),
+        "after_capture": st.sampled_from(["virtual_target", "free_lead", "turn_up"]),
+        "hand_penalty": st.booleans(),
+        "penalty_mode": st.sampled_from(["hand_points", "fixed", "per_card"]),
+        "fixed_penalty": st.sampled_from([15, 23, 31, 40, 48, 56]),
+        "per_card_penalty": st.sampled_from([3, 6]),
+    },
+}
+GARBAGE: list[object] = [None, [], "pass", {}, {"type": "fold"}, {"card": "ZZ"}, {"type": 3}]
+
+
+def bank_deal_bound(seats: int) -> int:
+    """§16: a Bank deal ends within Φ₀ + (n + 1)(Φ₀ + 1) moves."""
+    phi = 2 * (36 - 4 * seats - 1) + 4 * seats
+    return phi + (seats + 1) * (phi + 1)
+
+
+# Per game that numbers its deals in the state: (that field, the most moves one deal takes).
+DEAL_BOUNDS = {"bank": ("deal", bank_deal_bound)}
+
+
+@st.composite
+def matches(draw, name: str) -> tuple[Game, Any, random.Random]:
+    """A fresh match of game `name` (a preset, overrides, a seat count, a seed) and the
+    seeded random mover that will play it."""
+    game = get_game(name)
+    catalogue = game.catalogue()
+    rules = {"preset": draw(st.sampled_from(sorted(catalogue["presets"])))}
+    rules |= draw(st.fixed_dictionaries({}, optional=OPTION_VALUES.get(name, {})))
+    seats = draw(st.sampled_from(catalogue["seats"]))
+    seed = "seed-" + draw(st.text(alphabet="0123456789abcdef", min_size=6, max_size=12))
+    return game, game.new(rules, seats, seed), random.Random(draw(st.integers(0, 2**32 - 1)))
+
+
+def played(game: Game, state: Any, rng: random.Random) -> Iterator[tuple[Any, Any, Any, list]]:
+    """(state, move, next state, events) of a random match until it is over."""
+    for _ in range(MOVE_LIMIT):
+        if game.to_move(state) is None:
+            return
+        move = rng.choice(game.legal_moves(state))
+        after, events = game.apply(state, move)
+        yield state, move, after, events
+        state = after
+    raise AssertionError("the match did not end")
+
+
+def cards_in(data: object) -> set[str]:
+    """Every card named anywhere in a JSON value (the seed aside)."""
+    if isinstance(data, str):
+        return {data} if data in ORDER else set()
+    if isinstance(data, dict):
+        return set().union(*(cards_in(v) for k, v in data.items() if k != "seed"))
+    if isinstance(data, list):
+        return set().union(*map(cards_in, data))
+    return set()
+
+
+def hidden_from(data: dict[str, Any], seat: int | None) -> set[str]:
+    """The cards `seat` (None: a spectator) cannot see: the other hands and the stock."""
+    hidden = set(data["stock"])
+    for other, hand in enumerate(data["hands"]):
+        if other != seat:
+            hidden.update(hand)
+    return hidden
+
+
+def shown(cards: set[str], data: object) -> list[str]:
+    text = json.dumps(data)
+    return sorted(card for card in cards if f'"{card}"' in text)
+
+
+def check_round_trip(game: Game, state: Any) -> dict[str, Any]:
+    """The state's JSON reads back (which checks that every card is there exactly once)
+    and writes the same."""
+    data = game.write(state)
+    again = game.read(json.loads(json.dumps(data)))
+    assert game.write(again) == data
+    return data
+
+
+def check_views(
+    game: Game, before: dict, after: dict, state: Any, events: list, played: set[str]
+) -> None:
+    """Neither the view nor the events of a move show a seat a card it could not see before
+    the move and still cannot see after it, unless the move itself played that card."""
+    for seat in [*range(len(after["hands"])), None]:
+        view = game.view(state, seat)
+        assert not shown(hidden_from(after, seat), view), seat
+        assert "seed" not in view and (after.get("seed") or "\0") not in json.dumps(view)
+        if seat is not None:
+            assert sort_cards(view["hand"]) == sort_cards(after["hands"][seat])
+        secret = (hidden_from(before, seat) & hidden_from(after, seat)) - played
+        assert not shown(secret, game.events_for(events, seat)), (seat, events)
+
+
+def check_refusals(game: Game, state: Any, candidates: list[object]) -> None:
+    """Every listed move reads back as itself; anything else read_move accepts is listed;
+    whatever it refuses, apply refuses too, with a GameError, and the state is unchanged."""
+    legal = game.legal_moves(state)
+    assert len(legal) == len(set(legal)), "a move is listed twice"
+    for move in legal:
+        assert game.read_move(state, game.write_move(state, move)) == move
+    frozen = game.write(state)
+    for candidate in candidates:
+        try:
+            read = game.read_move(state, candidate)
+        except GameError as error:
+            assert error.path.startswith("move")
+            with pytest.raises(GameError):
+                game.apply(state, candidate)
+            assert game.write(state) == frozen
+        else:
+            assert read in legal, candidate
+
+
+@pytest.mark.parametrize("name", GAMES)
+@PROPERTY
+@given(data=st.data())
+def test_random_matches_keep_every_invariant(name: str, data: st.DataObject) -> None:
+    game, state, rng = data.draw(matches(name))
+    bound = DEAL_BOUNDS.get(name)
+    deck = cards_in(game.write(state))
+    before = check_round_trip(game, state)
+    elsewhere: list[object] = []
+    deal_moves = 0
+    for _, move, after, events in played(game, state, rng):
+        assert events and all(isinstance(event.get("type"), str) for event in events)
+        data_after = check_round_trip(game, after)
+        assert cards_in(data_after) == deck, "a card vanished or appeared"
+        named = cards_in(game.write_move(state, move))
+        check_views(game, before, data_after, after, events, named)
+        if game.to_move(after) is not None and rng.random() < 0.2:
+            check_refusals(game, after, [*rng.sample(elsewhere, min(4, len(elsewhere))), *GARBAGE])
+        elsewhere.append(game.write_move(state, move))
+        if bound:
+            field, most = bound
+            deal_moves = 1 if data_after[field] != before[field] else deal_moves + 1
+            assert deal_moves <= most(len(data_after["hands"])), "a deal outran its bound"
+        before, state = data_after, after
+    outcome = game.outcome(state)
+    assert outcome is not None and outcome.winners
+    assert game.legal_moves(state) == []
+    with pytest.raises(GameError):
+        game.read_move(state, elsewhere[-1])
+
+
+@pytest.mark.parametrize("name", GAMES)
+@PROPERTY
+@given(data=st.data(), length=st.integers(1, 400))
+def test_same_seed_and_moves_give_the_same_game(
+    name: str, data: st.DataObject, length: int
+) -> None:
+    game, state, rng = data.draw(matches(name))
+    start = game.write(state)
+    record = []
+    for before, move, after, events in played(game, state, rng):
+        record.append((game.write_move(before, move), game.write(after), events))
+        if len(record) == length:
+            break
+    replay = game.read(start)
+    assert game.write(replay) == start
+    for move, expected, expected_events in record:
+        replay, events = game.apply(replay, game.read_move(replay, move))
+        assert game.write(replay) == expected
+        assert events == expected_events
+
+
+@pytest.mark.parametrize("name", GAMES)
+@PROPERTY
+@given(data=st.data())
+def test_determinize_hides_only_what_the_seat_cannot_see(name: str, data: st.DataObject) -> None:
+    game, state, rng = data.draw(matches(name))
+    for index, (before, *_) in enumerate(played(game, state, rng)):
+        if index > 60:
+            break
+        seat = game.to_move(before)
+        world = game.determinize(before, seat, random.Random(index))
+        assert game.view(world, seat) == game.view(before, seat)
+        check_round_trip(game, world)
+
+
+# --- Bank: a brute-force oracle of the legal moves -------------------------------------
+
+BANK_PACK = [rank + suit for suit in "CDHS" for rank in "6789TJQKA"]
+ORDER_OF_PLAY = "6789JQKTA"
+QUAD_SETS = [tuple(rank + suit for suit in "CDHS") for rank in ORDER_OF_PLAY]
+RUN_SETS = [
+    tuple(rank + suit for rank in ORDER_OF_PLAY[low : low + 4])
+    for suit in "CDHS"
+    for low in range(6)
+]
+
+
+def oracle_beats(card: str, target: str | None, classes: dict, own: str | None) -> bool:
+    """§3 as written: never an eight; same rank; lower in suit; trump by class or own suit."""
+    if card[0] == "8":
+        return False
+    if target is None or card[0] == target[0]:
+        return True
+    if card[1] == target[1]:
+        return ORDER_OF_PLAY.index(card[0]) < ORDER_OF_PLAY.index(target[0])
+    return classes[card[1]] > classes[target[1]] or card[1] == own
+
+
+def oracle_moves(data: dict[str, Any]) -> set[tuple]:
+    """§6.1: every move the seat to move may make, as (type, card or cards)."""
+    seat = data["turn"]
+    hand = data["hands"][seat]
+    target = data["target"]["card"] if data["target"] else None
+    own = data["trumps"]["personal"][seat]
+    classes = data["trumps"]["common"]
+    moves: set[tuple] = set()
+    beat = False
+    for card in hand:
+        if oracle_beats(card, target, classes, own):
+            beat = True
+            moves.add(("lay", card))
+        if card[0] == "8":
+            moves.add(("lay", card))
+    for rank in ORDER_OF_PLAY:
+        four = [card for card in BANK_PACK if card[0] == rank]
+        if all(card in hand for card in four):
+            for top in four:
+                moves.add(("quad", (*[card for card in four if card != top], top)))
+    for suit in "CDHS":
+        for low in range(6):
+            run = tuple(rank + suit for rank in ORDER_OF_PLAY[low : low + 4])
+            if all(card in hand for card in run):
+                moves.update({("run", run), ("run", run[::-1])})
+    if not beat:
+        moves.add(("draw",) if data["stock"] and not data["drawn"] else ("pass",))
+    return moves
+
+
+@st.composite
+def bank_positions(draw) -> dict[str, Any]:
+    """A consistent Bank position in the middle of a deal, any trumps and sizes."""
+    seats = draw(st.sampled_from([2, 3, 4]))
+    mode = draw(st.sampled_from(["per_player", "none", "single", "double", "senior_junior"]))
+    after_capture = draw(st.sampled_from(["virtual_target", "free_lead", "turn_up"]))
+    suits = draw(st.permutations("CDHS"))
+    common = {
+        "per_player": {}, "none": {}, "single": {suits[0]: 1},
+        "double": {"D": 1, "S": 1}, "senior_junior": {"D": 1, "S": 2},
+    }[mode]  # fmt: skip
+    turn = draw(st.integers(0, seats - 1))
+    # The seat to move often holds a quad or a run, which random hands seldom do.
+    gift = draw(st.sampled_from([(), *QUAD_SETS, *RUN_SETS]))
+    rest = [card for card in draw(st.permutations(BANK_PACK)) if card not in gift]
+    hands = []
+    for seat in range(seats):
+        size = draw(st.integers(0 if seat == turn and gift else 1, 10 - len(gift)))
+        hands.append(sort_cards([*(gift if seat == turn else ()), *rest[:size]]))
+        rest = rest[size:]
+    banked = draw(st.integers(0, min(5, len(rest) - 1)))
+    bank = [{"card": card, "by": draw(st.integers(0, seats - 1))} for card in rest[:banked]]
+    if bank and draw(st.booleans()):
+        bank[0]["by"] = None
+    rest = rest[banked:]
+    stocked = draw(st.integers(0, len(rest) - 1))
+    stock, piles = rest[:stocked], rest[stocked:]
+    captured: list[list[str]] = [[] for _ in range(seats)]
+    for card in piles:
+        captured[draw(st.integers(0, seats - 1))].append(card)
+    if bank:
+        target = {"card": bank[-1]["card"], "by": bank[-1]["by"], "virtual": False}
+    elif after_capture == "free_lead":
+        target = None
+    else:
+        target = {"card": piles[0], "by": None, "virtual": True}
+    return {
+        "game": "bank",
+        "rules": {"preset": "classic", "trump_mode": mode, "after_capture": after_capture},
+        "seats": seats, "dealer": draw(st.integers(0, seats - 1)),
+        "trumps": {"common": {suit: common.get(suit, 0) for suit in "CDHS"},
+                   "personal": list(suits[:seats]) if mode == "per_player" else [None] * seats},
+        "hands": hands, "stock": stock, "bank": bank, "target": target,
+        "turn": turn, "drawn": draw(st.booleans()), "out": [],
+        "captured": [sort_cards(pile) for pile in captured], "idle": 0, "starter": 0,
+        "scores": [0] * seats, "deal": 1, "status": "playing", "winner": None, "winners": [],
+        "tiebreak": None,
+    }  # fmt: skip
+
+
+def move_key(move: dict[str, Any]) -> tuple:
+    if "cards" in move:
+        return move["type"], tuple(move["cards"])
+    return (move["type"], move["card"]) if "card" in move else (move["type"],)
+
+
+@settings(max_examples=300, deadline=None)
+@given(bank_positions())
+def test_bank_legal_moves_match_the_rules_oracle(data: dict[str, Any]) -> None:
+    game = get_game("bank")
+    state = game.read(data)
+    listed = [move_key(game.write_move(state, move)) for move in game.legal_moves(state)]
+    assert len(listed) == len(set(listed))
+    assert set(listed) == oracle_moves(data)
