@@ -15,7 +15,16 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from engine.bank.cards import DECK, EIGHT, POINTS, RANK, SEVEN
-from engine.bank.moves import LAY, PASS, QUAD, RUN, Move, beaters, legal_moves
+from engine.bank.moves import (
+    LAY,
+    PASS,
+    QUAD,
+    RUN,
+    Move,
+    beaters,
+    beating_cards,
+    legal_moves,
+)
 from engine.bank.play import apply, finish_of, next_holder
 from engine.bank.state import BONUS, MATCH_OVER, State
 
@@ -32,7 +41,7 @@ HOLD = 4.0
 RELIEF = 3.0
 
 EIGHTS = frozenset(card for card in DECK if RANK[card] == EIGHT)
-# The chance that `answerer` fails to beat `card` (laid on top, by another seat).
+# The chance that a seat fails to answer `card` (laid on top by another seat).
 Miss = Callable[[State, int, str], float]
 
 
@@ -89,7 +98,8 @@ def immediate(state: State, move: Move) -> int:
 
 def outlook(state: State, move: Move, miss: Miss) -> float:
     """The move's worth beyond its immediate points: the bank its top card may take, the
-    points it exposes, the cards it sheds and the answers it gives up."""
+    cards and points it sheds, the answers it gives up, and for an eight or a quad the bank
+    it keeps from the seat that would take it on a pass."""
     seat = state.turn
     cards = move.cards
     if not cards or len(cards) == len(state.hands[seat]):
@@ -100,8 +110,10 @@ def outlook(state: State, move: Move, miss: Miss) -> float:
     worth -= sum(hold_value(state, seat, card) for card in cards)
     if move.type == QUAD or RANK[top] == EIGHT:
         # A follow-up is owed: the mover answers its own card, or draws and passes leaving
-        # it on top, which is the way to keep a bank from the seat that would take it now.
-        return worth + given_away(state, seat)
+        # it on top, which keeps the bank from the seat that would take it on a pass now.
+        if not any(card in beating_cards(state) for card in state.hands[seat]):
+            worth += given_away(state, seat)
+        return worth
     after = answerer(state, seat, top)
     if after == seat:
         return worth
@@ -171,8 +183,8 @@ class BankSearch:
 
     def move_value(self, state: State, move: Move) -> tuple[int, float]:
         """The points the move changes at once (going out, a bank taken by a trump king, a
-        bank a pass hands over), then its outlook from what the mover sees: the chance its
-        card takes the bank, the points it exposes, cards shed and answers kept."""
+        bank a pass hands over), then its outlook (`outlook`) judged from what the mover
+        sees: the unseen cards are equally likely to be anywhere."""
         return immediate(state, move), outlook(state, move, guessed_miss)
 
     def playout(

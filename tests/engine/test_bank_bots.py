@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engine.bank.search import ITERATIONS, BankSearch
+from engine.bank.search import ITERATIONS, BankSearch, choose
 from engine.bots import LEVELS, choose_move, hint
 from engine.bots.arena import run
 from engine.bots.expert import budget
@@ -143,14 +143,24 @@ def test_the_playout_ends_with_the_deal_as_the_rules_score_it() -> None:
     assert SEARCH.playout(state, move, 1, random.Random(1), 2.0) == -(20 + 17)
 
 
-def test_the_playout_stops_at_the_end_of_the_deal() -> None:
-    for index, state in enumerate(positions(3, 6, "playout")):
+def replayed_difference(state: Any, move: Any, seat: int, rng: random.Random) -> int:
+    """Play `move`, then the playout policy through the game protocol to the deal's end;
+    the deal's total for `seat` minus the best other seat's, from the deal_end event."""
+    state, events = GAME.apply(state, move)
+    while not any(event["type"] == "deal_end" for event in events):
+        state, events = GAME.apply(state, choose(state, rng, 2.0))
+    (deal_end,) = (event for event in events if event["type"] == "deal_end")
+    totals = [side["total"] for side in deal_end["sides"]]
+    return totals[seat] - max(total for other, total in enumerate(totals) if other != seat)
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+def test_the_playout_difference_is_the_deal_as_the_rules_score_it(seats: int) -> None:
+    for index, state in enumerate(positions(seats, 5, f"playout/{seats}")):
         seat = GAME.to_move(state)
         for move in GAME.legal_moves(state):
             value = SEARCH.playout(state, move, seat, random.Random(index), 2.0)
-            # A deal is worth at most every card point and the best bonus to one seat.
-            assert -300 <= value <= 300
-            assert value == SEARCH.playout(state, move, seat, random.Random(index), 2.0)
+            assert value == replayed_difference(state, move, seat, random.Random(index))
 
 
 def duel(a: str, b: str, matches: int, target: int) -> int:
