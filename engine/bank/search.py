@@ -108,7 +108,7 @@ def outlook(state: State, move: Move, miss: Miss) -> float:
     laid = sum(POINTS[card] for card in cards)
     worth = SHED * len(cards) + RELIEF * laid
     worth -= sum(hold_value(state, seat, card) for card in cards)
-    if move.type == QUAD or RANK[top] == EIGHT:
+    if move.type == QUAD or (move.type == LAY and RANK[top] == EIGHT):
         # A follow-up is owed: the mover answers its own card, or draws and passes leaving
         # it on top, which keeps the bank from the seat that would take it on a pass now.
         if not any(card in beating_cards(state) for card in state.hands[seat]):
