@@ -2,6 +2,8 @@
 
 import json
 import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from gunicorn import glogging
@@ -49,3 +51,29 @@ class JsonAccessLogger(glogging.Logger):
 
 
 logger_class = JsonAccessLogger
+
+
+# -- Operations: metrics summed over workers, long polls answered on a graceful stop. --------
+# prometheus_client's multiprocess mode: workers write samples under this directory, which
+# must exist before any worker imports it and must not hold a previous run's files.
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="basra-metrics-")
+
+
+def on_starting(server: Any) -> None:
+    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink()
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def post_worker_init(worker: Any) -> None:
+    from service.shutdown import answer_long_polls_on_stop
+
+    answer_long_polls_on_stop(worker)

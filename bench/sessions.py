@@ -124,7 +124,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch, RedisServer(Path(scratch) / "redis") as redis:
         log = Path(scratch) / "gunicorn.log"
         options = ("--access-logfile", "/dev/null")
-        settings = {"REDIS_URL": redis.url, "LOG_LEVEL": "warning"}
+        # The clients' moves are worked out beforehand from the sessions' seeds.
+        settings = {"REDIS_URL": redis.url, "LOG_LEVEL": "warning", "CLIENT_SEEDS": "true"}
         with gunicorn(log, *options, ready="/readyz", **settings) as server:
             players = [Player(server.port, matches) for matches in schedules]
             loads = [

@@ -5,6 +5,8 @@ portable seeded shuffle every game deals from."""
 import hashlib
 from collections.abc import Iterable, Iterator
 
+from engine.errors import shown
+
 RANKS = "A23456789TJQK"
 SUITS = "CDHS"
 
@@ -33,7 +35,7 @@ def parse_card(text: object) -> str:
         card = text.upper().replace("10", "T", 1) if len(text) == 3 else text.upper()
         if card in ORDER:
             return card
-    raise CardError(f"not a card: {text!r}")
+    raise CardError(f"not a card: {shown(text)}")
 
 
 def sort_cards(cards: Iterable[str]) -> list[str]:

@@ -12,7 +12,10 @@ from engine.game import games as registered_games
 from service.config import load_config
 from service.errors import ProblemApi, install_problems
 from service.json import OrjsonProvider
-from service.routes import games, health, sessions
+from service.limits import BoundedBody, install_rate_limits
+from service.logs import install_logging
+from service.metrics import install_metrics
+from service.routes import games, health, play, sessions
 from service.schemas import document, spec_yaml
 
 REQUEST_ID = "X-Request-ID"
@@ -39,10 +42,16 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
         },
     )
     app.json = OrjsonProvider(app)
+    app.wsgi_app = BoundedBody(app.wsgi_app, settings["MAX_BODY_BYTES"])
+    install_logging(app)
+    if settings["METRICS"]:
+        # First, so its clock starts before any other hook can answer the request.
+        install_metrics(app)
+    install_request_id(app)
+    install_rate_limits(app)
     api = ProblemApi(app)
     document(api.spec)
     install_problems(app)
-    install_request_id(app)
     register_blueprints(app, api)
     install_docs(app, api)
     return app
@@ -56,6 +65,7 @@ def register_blueprints(app: flask.Flask, api: ProblemApi) -> None:
     app.register_blueprint(games.unknown_blp)
     api.register_blueprint(health.blp)
     sessions.install(app, api)
+    app.register_blueprint(play.blp)
     if app.config["BENCH_ECHO"]:
         app.register_blueprint(games.echo_blp)
 
@@ -82,3 +92,8 @@ def install_docs(app: flask.Flask, api: ProblemApi) -> None:
         return flask.Response(spec_yaml(api.spec), mimetype="application/yaml")
 
     app.register_blueprint(get_swaggerui_blueprint(DOCS_PATH, "/openapi.yaml"))
+
+    @app.get("/")
+    def home() -> flask.Response:
+        """People who open the bare address land on the interactive API page."""
+        return flask.redirect(f"{DOCS_PATH}/")

@@ -16,11 +16,23 @@ def flag(text: str) -> bool:
 # name: (default, how to read it from an environment variable)
 SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "REDIS_URL": (None, optional_text),
+    # REDIS_URL names any node of a Redis Cluster: the cluster client finds the rest.
+    "REDIS_CLUSTER": (False, flag),
     "MAX_BODY_BYTES": (64 * 1024, int),
     "READY_TIMEOUT_SECONDS": (0.5, float),
     "SESSION_TTL_SECONDS": (86400.0, float),
     "LONG_POLL_SECONDS": (25.0, float),
     "BENCH_ECHO": (False, flag),
+    # A client's seed in a session with two or more human seats (tests, replays): its
+    # chooser would know every hand, so by default only the server's secret seed deals there.
+    "CLIENT_SEEDS": (False, flag),
+    # Operations: metrics at GET /metrics, Redis failing fast, rate limits (off when unset).
+    "METRICS": (True, flag),
+    "LOG_LEVEL": ("info", str),
+    "REDIS_TIMEOUT_SECONDS": (1.5, float),
+    "READY_GRACE_SECONDS": (5.0, float),
+    "RATE_LIMIT_ADDRESS": (None, optional_text),
+    "RATE_LIMIT_TOKEN": (None, optional_text),
 }
 
 

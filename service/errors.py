@@ -26,19 +26,26 @@ class Problem(Exception):
         detail: str,
         errors: Mapping[str, list[str]] | None = None,
         headers: Mapping[str, str] | None = None,
+        choices: Mapping[str, list[Any]] | None = None,
     ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.errors = errors
         self.headers = headers
+        self.choices = choices
 
 
 class Unprocessable(Problem):
     """A 422 naming the JSON path of each bad field."""
 
-    def __init__(self, errors: Mapping[str, list[str]], detail: str | None = None) -> None:
-        super().__init__(422, detail or summary(errors), errors)
+    def __init__(
+        self,
+        errors: Mapping[str, list[str]],
+        detail: str | None = None,
+        choices: Mapping[str, list[Any]] | None = None,
+    ) -> None:
+        super().__init__(422, detail or summary(errors), errors, choices=choices)
 
 
 class BadRequestBody(Problem):
@@ -51,8 +58,9 @@ class UnsupportedBody(Problem):
         super().__init__(415, f"the body must be application/json, not {mimetype or 'untyped'}")
 
 
-def invalid(path: str, reason: str) -> Unprocessable:
-    return Unprocessable({path: [reason]})
+def invalid(path: str, reason: str, choices: list[Any] | None = None) -> Unprocessable:
+    """A 422 for one field; `choices` (what the field could hold instead) when known."""
+    return Unprocessable({path: [reason]}, choices=None if choices is None else {path: choices})
 
 
 def summary(errors: Mapping[str, list[str]]) -> str:
@@ -64,6 +72,7 @@ def problem(
     detail: str,
     errors: Mapping[str, list[str]] | None = None,
     headers: Mapping[str, str] | None = None,
+    choices: Mapping[str, list[Any]] | None = None,
 ) -> flask.Response:
     body: dict[str, Any] = {
         "type": "about:blank",
@@ -73,6 +82,8 @@ def problem(
     }
     if errors is not None:
         body["errors"] = dict(errors)
+    if choices is not None:
+        body["choices"] = dict(choices)
     response = flask.Response(orjson.dumps(body), status=status, mimetype=PROBLEM_JSON)
     response.headers.extend(headers or {})
     return response
@@ -128,6 +139,16 @@ class ProblemSchema(Schema):
             "'state.hands.0.2') and what is wrong with it"
         },
     )
+    choices = fields.Dict(
+        keys=fields.String(),
+        values=fields.List(fields.Raw()),
+        metadata={
+            "description": "422 only, when the service knows them: for a bad field (keyed "
+            "like `errors`), the values it could hold instead, e.g. the captures an ambiguous "
+            "or illegal move's card can make (`move.capture`), the cards in hand "
+            "(`move.card`), the presets (`rules.preset`)"
+        },
+    )
 
 
 class ProblemApi(Api):
@@ -157,10 +178,11 @@ def install_problems(app: flask.Flask) -> None:
 
     @app.errorhandler(Problem)
     def answer_problem(error: Problem) -> flask.Response:
-        return problem(error.status, error.detail, error.errors, error.headers)
+        return problem(error.status, error.detail, error.errors, error.headers, error.choices)
 
     @app.errorhandler(GameError)
     def answer_game_error(error: GameError) -> flask.Response:
         """A state the game read but cannot serve, e.g. too many `any_family` moves to list."""
         path = error.path if error.path.startswith("state") else f"state.{error.path}"
-        return problem(422, f"{path}: {error.reason}", {path: [error.reason]})
+        choices = None if error.choices is None else {path: error.choices}
+        return problem(422, f"{path}: {error.reason}", {path: [error.reason]}, choices=choices)

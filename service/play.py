@@ -47,7 +47,7 @@ def new_state(game: Game, rules: Mapping[str, Any] | None, seats: int, seed: str
     try:
         return game.new(rules or default_rules(game), seats, seed)
     except GameError as error:
-        raise invalid(rules_path(error.path), error.reason) from error
+        raise invalid(rules_path(error.path), error.reason, error.choices) from error
 
 
 def read_state(game: Game, data: object) -> Any:
@@ -55,7 +55,7 @@ def read_state(game: Game, data: object) -> Any:
     try:
         return game.read(data)
     except GameError as error:
-        raise invalid(under("state", error.path), error.reason) from error
+        raise invalid(under("state", error.path), error.reason, error.choices) from error
 
 
 @cache
@@ -76,7 +76,7 @@ def read_move(game: Game, state: Any, data: object) -> Any:
         return game.read_move(state, move)
     except GameError as error:
         prefix = "move" if error.path.startswith("move") else "state"
-        raise invalid(under(prefix, error.path), error.reason) from error
+        raise invalid(under(prefix, error.path), error.reason, error.choices) from error
 
 
 def check_seat(game: Game, state: Any, seat: int) -> int:

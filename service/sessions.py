@@ -38,6 +38,13 @@ AUTH_SCHEME = "bearer"
 MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more than a load
 
 
+FAIR_DEAL = (
+    "a session with two or more human seats is dealt from the server's secret seed, so that "
+    "no player can know another's cards; leave seed out (the answer commits to the seed, "
+    "which is revealed when the match ends)"
+)
+
+
 class Unauthorized(Problem):
     def __init__(self, detail: str, error: str | None = None) -> None:
         challenge = 'Bearer realm="basra"' + (f', error="{error}"' if error else "")
@@ -141,9 +148,14 @@ class Recent:
 class Sessions:
     """The hosted-session calls, on one store; what the routes call."""
 
-    def __init__(self, store: SessionStore, long_poll_seconds: float) -> None:
+    def __init__(
+        self, store: SessionStore, long_poll_seconds: float, client_seeds: bool = False
+    ) -> None:
+        """`client_seeds` lets a client choose the seed of a session with several human
+        seats (tests, replays); otherwise only the server's secret seed deals those."""
         self.store = store
         self.long_poll_seconds = long_poll_seconds
+        self.client_seeds = client_seeds
         self.recent = Recent()
 
     # -- create ----------------------------------------------------------------------
@@ -173,6 +185,9 @@ class Sessions:
     def _start(self, body: Mapping[str, Any]) -> dict[str, Any]:
         game = get_game(body["game"])
         seat_kinds = body["seats"]
+        humans = sum(kind["type"] == "human" for kind in seat_kinds)
+        if "seed" in body and humans >= 2 and not self.client_seeds:
+            raise invalid("seed", FAIR_DEAL)
         state = play.new_state(game, body.get("rules"), len(seat_kinds), play.seed(body))
         session_id = random_text(ID_LENGTH)
         seats, tokens = [], {}
@@ -196,6 +211,7 @@ class Sessions:
             "game": game.name,
             "version": session.version,
             "seats": [seat_entry(seat, kind, tokens.get(seat)) for seat, kind in enumerate(seats)],
+            "deal": deal(game, state),
         }
 
     # -- read ------------------------------------------------------------------------
@@ -438,7 +454,18 @@ def seat_answer(known: Known, seat: int) -> dict[str, Any]:
         "seat": seat,
         "view": known.game.view(known.state, seat),
         "moves": moves_of(known, seat),
+        "deal": deal(known.game, known.state),
     }
+
+
+def deal(game: Game, state: Any) -> dict[str, str]:
+    """The commitment to the session's seed (its SHA-256), and the seed itself once the
+    match is over: then anyone can deal the same match with it and check every card."""
+    seed = game.write(state).get("seed", "")
+    answer = {"commitment": hashlib.sha256(seed.encode()).hexdigest()}
+    if game.outcome(state) is not None:
+        answer["seed"] = seed
+    return answer
 
 
 def seat_entry(seat: int, kind: Mapping[str, Any], token: str | None) -> dict[str, Any]:

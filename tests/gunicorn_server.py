@@ -21,6 +21,19 @@ GUNICORN = Path(sys.executable).with_name("gunicorn")
 class Gunicorn:
     port: int
     log: Path
+    pid: int  # the master's
+
+    def workers(self) -> list[int]:
+        """The worker processes' ids, read from /proc (Linux)."""
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # exited while being read
+            if int(fields[1]) == self.pid:
+                found.append(int(stat.parent.name))
+        return found
 
     @property
     def url(self) -> str:
@@ -43,7 +56,7 @@ def gunicorn(
         )  # fmt: skip
     try:
         wait_until(port, ready, server, within)
-        yield Gunicorn(port, log)
+        yield Gunicorn(port, log, server.pid)
     finally:
         server.terminate()
         server.wait(timeout=20)

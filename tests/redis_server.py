@@ -4,6 +4,7 @@ Never the system server on 6379: tests stop and restart this one.
 """
 
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -24,7 +25,9 @@ def free_port() -> int:
 class RedisServer:
     """One redis-server process that keeps its port across stop() and start()."""
 
-    def __init__(self, directory: Path | str, port: int | None = None) -> None:
+    def __init__(self, directory: Path | str, port: int | None = None, **options: str) -> None:
+        """`options` are redis-server settings over the defaults below, e.g.
+        appendonly="yes" (underscores read as dashes)."""
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError(
@@ -38,6 +41,7 @@ class RedisServer:
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.log_path = self.directory / "redis.log"
         self._process: subprocess.Popen[bytes] | None = None
+        self.options = {name.replace("_", "-"): value for name, value in options.items()}
 
     @property
     def running(self) -> bool:
@@ -68,6 +72,22 @@ class RedisServer:
             process.kill()
             process.wait()
 
+    def pause(self) -> None:
+        """SIGSTOP: the server keeps its connections open and answers nothing (a hung host)."""
+        assert self._process is not None
+        self._process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self._process is not None
+        self._process.send_signal(signal.SIGCONT)
+
+    def kill(self) -> None:
+        """SIGKILL: a crash, with no chance to write what it has not written yet."""
+        process, self._process = self._process, None
+        if process is not None:
+            process.kill()
+            process.wait()
+
     def client(self) -> redis.Redis:
         return redis.Redis(port=self.port, socket_connect_timeout=1)
 
@@ -87,6 +107,7 @@ class RedisServer:
             "appendonly": "no",
             "daemonize": "no",
             "dir": str(self.directory),
+            **self.options,
         }
         args = [self.binary]
         for name, value in options.items():

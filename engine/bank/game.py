@@ -13,6 +13,8 @@ from engine.game import Events, Outcome, register
 
 
 class Bank:
+    """Bank for the registry: every player is its own side."""
+
     name = "bank"
     search = BankSearch()
 

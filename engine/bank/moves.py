@@ -162,7 +162,9 @@ def read_lay(state: State, hand: tuple[str, ...], data: Mapping[str, Any]) -> Mo
         raise MoveError("move.card", f"{card} is not in the hand of seat {state.turn}")
     if RANK[card] != EIGHT and card not in beating_cards(state):
         raise MoveError(
-            "move.card", f"{card} does not beat the target {state.target.card} (see the rules, §3)"
+            "move.card",
+            f"{card} does not beat the target {state.target.card}: a card beats by the same "
+            "rank, as a lower card of the same suit, or as a trump",
         )
     return LAYS[card]
 

@@ -181,7 +181,7 @@ def apply(state: State, move: Move | dict[str, Any]) -> tuple[State, Events]:
             if finish in ("trump_king", "four_kings"):
                 take_bank(seat, finish)
             seven = bool(bank) and bank[-1].card[0] == SEVEN
-        elif move.type == QUAD or top[0] == EIGHT:
+        elif move.type == QUAD or (move.type == LAY and top[0] == EIGHT):
             after = state._replace(hands=hands, bank=bank, target=target, idle=idle, drawn=False)
             return after, events
         else:

@@ -59,11 +59,16 @@ class Out(NamedTuple):
 
 
 class Tiebreak(NamedTuple):
+    """The tied leaders still able to win and how many extra deals were played (§14)."""
+
     eligible: tuple[int, ...]
     extra_deals: int
 
 
 class State(NamedTuple):
+    """A Bank match between two moves; the fields are the contract's, trumps split into
+    `common` (per suit C, D, H, S) and `personal` (per seat)."""
+
     rules: Rules
     seats: int
     dealer: int

@@ -2,7 +2,7 @@
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.basra.cards import DECK
@@ -102,22 +102,40 @@ def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
     except CardError as error:
         raise MoveError("move.card", str(error)) from error
     if card not in hand:
-        raise MoveError("move.card", f"card not in hand: {card}")
+        raise MoveError("move.card", f"card not in hand: {card}", choices=sort_cards(hand))
     final = is_final_card(state)
     if capture is None:
         options = card_moves(card, state.table, state.rules, final)
         if len(options) == 1:
             return options[0]
+        captures = captures_of(options)
         raise MoveError(
-            "move.capture", f"{card} has several legal outcomes; name one: {captures_of(options)}"
+            "move.capture",
+            f"{card} can take {either(captures)}: name one in move.capture",
+            choices=captures,
         )
     if is_legal(card, capture, state.table, state.rules):
         return make_move(card, capture, state.table, state.rules, final)
     try:
-        legal = captures_of(card_moves(card, state.table, state.rules, final))
+        captures = captures_of(card_moves(card, state.table, state.rules, final))
     except TooManyMoves:
-        legal = "too many to list"
-    raise MoveError("move.capture", f"capture not legal for {card}; legal: {legal}")
+        reason = f"{card} cannot take {taking(capture)}; its captures are too many to list"
+        raise MoveError("move.capture", reason) from None
+    raise MoveError(
+        "move.capture",
+        f"{card} cannot take {taking(capture)}; it can take {either(captures)}",
+        choices=captures,
+    )
+
+
+def taking(capture: Iterable[str]) -> str:
+    """A capture in words: `3C + 6H`, or `nothing` for a card laid on the table."""
+    return " + ".join(capture) or "nothing"
+
+
+def either(captures: list[list[str]]) -> str:
+    words = [taking(capture) for capture in captures]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
 def captures_of(options: list[Move]) -> list[list[str]]:

@@ -3,7 +3,7 @@
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from engine.errors import GameError
+from engine.errors import GameError, one_of, shown
 
 DECK_SIZE = 52
 INITIAL_TABLE = 4
@@ -42,7 +42,11 @@ class Rules:
             raise RulesError("rules", "must be an object")
         name = data.get("preset", DEFAULT_PRESET)
         if not isinstance(name, str) or name not in PRESETS:
-            raise RulesError("preset", f"unknown preset {name!r}; known: {sorted(PRESETS)}")
+            raise RulesError(
+                "preset",
+                f"unknown preset {shown(name)}; choose {one_of(sorted(PRESETS))}",
+                choices=sorted(PRESETS),
+            )
         overrides = {key: value for key, value in data.items() if key != "preset"}
         for key, value in overrides.items():
             check_option(key, value)
@@ -60,7 +64,11 @@ class Rules:
 
     def check_seats(self, seats: object) -> None:
         if type(seats) is not int or seats not in self.seats_allowed:
-            raise RulesError("seats", f"must be one of {list(self.seats_allowed)}, got {seats!r}")
+            raise RulesError(
+                "seats",
+                f"must be {one_of(self.seats_allowed)} with these rules, not {shown(seats)}",
+                choices=self.seats_allowed,
+            )
         if DEALT % (self.hand_size * seats):
             raise RulesError(
                 "hand_size",
@@ -68,16 +76,15 @@ class Rules:
             )
 
 
-def _boolean(value: object) -> bool:
-    return type(value) is bool
-
-
 def _count(minimum: int):
     return lambda value: type(value) is int and value >= minimum
 
 
-def _one_of(*allowed: object):
-    return lambda value: value in allowed and type(value) is type(allowed[0])
+def _one_of(*allowed: object) -> tuple[Any, str, tuple[object, ...]]:
+    def check(value: object) -> bool:
+        return value in allowed and type(value) is type(allowed[0])
+
+    return check, one_of(allowed), allowed
 
 
 def _seat_counts(value: object) -> bool:
@@ -88,36 +95,37 @@ def _seat_counts(value: object) -> bool:
     )
 
 
-# Each option: (check, what the check demands) -- the demand is the error message.
-OPTIONS: dict[str, tuple[Any, str]] = {
-    "seats_allowed": (_seat_counts, f"a non-empty list drawn from {list(SEAT_COUNTS)}"),
-    "hand_size": (_one_of(4, 6), "4 or 6"),
-    "initial_table_redeal": (_boolean, "a boolean"),
-    "forced_capture": (_boolean, "a boolean"),
-    "capture_policy": (_one_of("max_cards", "any_family"), "'max_cards' or 'any_family'"),
-    "seven_diamonds_mode": (_one_of("sweep", "wild", "plain"), "'sweep', 'wild' or 'plain'"),
-    "seven_diamonds_basra_max_sum": (_count(1), "an integer >= 1"),
-    "table_seven_diamonds": (_one_of("plain", "lone_wild"), "'plain' or 'lone_wild'"),
-    "basra_points": (_count(0), "an integer >= 0"),
-    "jack_basra_points": (_count(0), "an integer >= 0"),
-    "last_card_basra_counts": (_boolean, "a boolean"),
-    "majority_points": (_count(0), "an integer >= 0"),
-    "card_points": (_boolean, "a boolean"),
-    "tie_policy": (
-        _one_of("void_round_carry", "carry", "none"),
-        "'void_round_carry', 'carry' or 'none'",
-    ),
-    "target_score": (_count(1), "an integer >= 1"),
+def _demand(check: Any, demand: str) -> tuple[Any, str, None]:
+    return check, demand, None
+
+
+# Each option: (check, what the check demands in words, the allowed values when they are few).
+OPTIONS: dict[str, tuple[Any, str, tuple[object, ...] | None]] = {
+    "seats_allowed": _demand(_seat_counts, f"a non-empty list drawn from {one_of(SEAT_COUNTS)}"),
+    "hand_size": _one_of(4, 6),
+    "initial_table_redeal": _one_of(True, False),
+    "forced_capture": _one_of(True, False),
+    "capture_policy": _one_of("max_cards", "any_family"),
+    "seven_diamonds_mode": _one_of("sweep", "wild", "plain"),
+    "seven_diamonds_basra_max_sum": _demand(_count(1), "an integer >= 1"),
+    "table_seven_diamonds": _one_of("plain", "lone_wild"),
+    "basra_points": _demand(_count(0), "an integer >= 0"),
+    "jack_basra_points": _demand(_count(0), "an integer >= 0"),
+    "last_card_basra_counts": _one_of(True, False),
+    "majority_points": _demand(_count(0), "an integer >= 0"),
+    "card_points": _one_of(True, False),
+    "tie_policy": _one_of("void_round_carry", "carry", "none"),
+    "target_score": _demand(_count(1), "an integer >= 1"),
 }
 assert set(OPTIONS) == {field.name for field in fields(Rules)} - {"preset"}
 
 
 def check_option(name: str, value: object) -> None:
     if name not in OPTIONS:
-        raise RulesError(name, "unknown rule option")
-    check, demand = OPTIONS[name]
+        raise RulesError(name, "unknown rule option", choices=list(OPTIONS))
+    check, demand, allowed = OPTIONS[name]
     if not check(value):
-        raise RulesError(name, f"must be {demand}, got {value!r}")
+        raise RulesError(name, f"must be {demand}, not {shown(value)}", choices=allowed)
 
 
 PRESETS: dict[str, Rules] = {

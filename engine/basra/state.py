@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 from engine.basra.cards import DECK
 from engine.basra.rules import DEALT, Rules, RulesError
 from engine.cards import CardError, parse_card, sort_cards
-from engine.errors import GameError
+from engine.errors import GameError, shown
 
 SIDES = 2  # two seats, or two partnerships of four seats (spec §10)
 PLAYING, MATCH_OVER = "playing", "match_over"
@@ -83,21 +83,21 @@ def read_state(data: object) -> State:
     if unknown:
         raise StateError(unknown[0], "unknown key")
     if data["game"] != "basra":
-        raise StateError("game", f"must be 'basra', got {data['game']!r}")
+        raise StateError("game", f'must be "basra", not {shown(data["game"])}')
     try:
         rules = Rules.from_json(data["rules"])
     except RulesError as error:
         path = "rules" if error.path == "rules" else f"rules.{error.path}"
-        raise StateError(path, error.reason) from error
+        raise StateError(path, error.reason, error.choices) from error
     seats = data["seats"]
     try:
         rules.check_seats(seats)
     except RulesError as error:
         path = error.path if error.path == "seats" else f"rules.{error.path}"
-        raise StateError(path, error.reason) from error
+        raise StateError(path, error.reason, error.choices) from error
     status = data["status"]
     if status not in (PLAYING, MATCH_OVER):
-        raise StateError("status", f"must be 'playing' or 'match_over', got {status!r}")
+        raise StateError("status", f'must be "playing" or "match_over", not {shown(status)}')
     seed = data.get("seed")
     if seed is not None and not isinstance(seed, str):
         raise StateError("seed", "must be a string")
@@ -128,7 +128,7 @@ def read_state(data: object) -> State:
 
 def count(value: object, path: str, minimum: int = 0) -> int:
     if type(value) is not int or value < minimum:
-        raise StateError(path, f"must be an integer >= {minimum}, got {value!r}")
+        raise StateError(path, f"must be an integer >= {minimum}, not {shown(value)}")
     return value
 
 
@@ -142,7 +142,7 @@ def seat_index(value: object, limit: int, path: str, nullable: bool = False) -> 
     if value is None and nullable:
         return None
     if type(value) is not int or not 0 <= value < limit:
-        raise StateError(path, f"must be an index below {limit}, got {value!r}")
+        raise StateError(path, f"must be an index below {limit}, not {shown(value)}")
     return value
 
 
@@ -200,6 +200,12 @@ def check_cards(state: State) -> None:
 def check_deal(state: State) -> None:
     """Hand sizes, stock length and turn must fit the deal structure (spec §3, §4.6)."""
     per_deal = state.rules.hand_size * state.seats
+    for seat, hand in enumerate(state.hands):
+        if len(hand) > state.rules.hand_size:
+            raise StateError(
+                f"hands.{seat}",
+                f"holds {len(hand)} cards; a deal gives {state.rules.hand_size}",
+            )
     if len(state.stock) % per_deal or len(state.stock) > DEALT - per_deal:
         raise StateError(
             "stock", f"{len(state.stock)} cards cannot remain after deals of {per_deal}"
@@ -228,7 +234,7 @@ def check_deal(state: State) -> None:
     if actual != expected or not 1 <= most <= state.rules.hand_size:
         raise StateError(
             "hands",
-            f"hand sizes {[len(hand) for hand in state.hands]} do not fit dealer "
+            f"hand sizes {', '.join(str(len(hand)) for hand in state.hands)} do not fit dealer "
             f"{state.dealer} and seat {state.turn} to move with {state.rules.hand_size} "
             f"cards a deal",
         )

@@ -2,6 +2,7 @@
 parse -> engine -> write, nothing else. Each game gets its own blueprint, so openapi.yaml
 has a path per game taking and answering that game's own shapes."""
 
+import re
 from typing import Any
 
 import flask
@@ -12,6 +13,7 @@ from service import play
 from service.errors import Problem
 from service.routes import Blueprint, answer
 from service.routes.hints import add_hint
+from service.schemas.common import title_of
 from service.schemas.envelopes import DEFAULT_GAME, CatalogueResponse, envelopes_of
 
 PREFIX = "/v1/games"
@@ -35,7 +37,8 @@ def game_blueprint(game: Game) -> Blueprint:
         game.name,
         __name__,
         url_prefix=f"{PREFIX}/{game.name}",
-        description=f"Stateless play of {game.name}: the caller holds the whole state.",
+        description=f"{title_of(game.name)}: stateless play (the caller holds the whole state) "
+        "and hints.",
     )
 
     @blp.route("/new", methods=["POST"])
@@ -93,11 +96,13 @@ class UnknownGameConverter(BaseConverter):
 
     def __init__(self, url_map: Any) -> None:
         super().__init__(url_map)
-        known = "|".join(games())
+        known = "|".join(map(re.escape, games()))
         self.regex = f"(?!(?:{known})$)[^/]+"
 
 
-@unknown_blp.route("/<unknown_game:name>/<path:action>", methods=["GET", "POST"])
+@unknown_blp.route(
+    "/<unknown_game:name>/<path:action>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"]
+)
 def unknown_game(name: str, action: str) -> flask.Response:
     """Not a registered game: a 404 that lists the games there are."""
     raise Problem(404, f"there is no game '{name}'; the games are: {', '.join(games())}")

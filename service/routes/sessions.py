@@ -48,6 +48,9 @@ KEY_PARAMETER = {
     "applied again; the same key with another body is a 422. Keys expire with the session.",
 }
 FAILURES = (401, 404)
+LOCATION = {
+    "Location": {"schema": {"type": "string"}, "description": "the new session's path"}
+}
 RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}
 
 
@@ -85,7 +88,11 @@ def store_down(view):
         schema=ProblemSchema,
         content_type=PROBLEM_JSON,
         headers=RETRY_AFTER,
-        description="the session store (Redis) is unreachable; retry after Retry-After",
+        description="the session store (Redis) did not answer within its timeout; retry "
+        "after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis "
+        "may still run it when it wakes. Retrying is safe: a move retried with its "
+        "Idempotency-Key gets the first answer; without one, the version it names makes a "
+        "retry of an applied move a 409 carrying the next version, never a second copy.",
     )(view)
 
 
@@ -100,13 +107,16 @@ def failures(*statuses: int):
 
 @blp.route("", methods=["POST"])
 @blp.arguments(CreateSessionRequest)
-@blp.response(201, CreateSessionResponse)
+@blp.response(201, CreateSessionResponse, headers=LOCATION)
 @blp.doc(parameters=[KEY_PARAMETER])
 @store_down
 def create(body: dict[str, Any]) -> flask.Response:
     """Start a hosted game. Bot seats that move first have moved already (version > 0).
     Human seats get their token here, once."""
-    return answer(sessions().create(body, idempotency_key()), 201)
+    created = sessions().create(body, idempotency_key())
+    response = answer(created, 201)
+    response.headers["Location"] = flask.url_for("sessions.read", session_id=created["id"])
+    return response
 
 
 @blp.route("/<session_id>", methods=["GET"])
@@ -175,7 +185,9 @@ def unavailable(error: StoreUnavailable) -> flask.Response:
 def install(app: flask.Flask, api: ProblemApi) -> None:
     """Hosted sessions on `app`: the store its config selects, the routes, their errors."""
     store = open_store(app.config)
-    app.extensions["sessions"] = Sessions(store, float(app.config["LONG_POLL_SECONDS"]))
+    app.extensions["sessions"] = Sessions(
+        store, float(app.config["LONG_POLL_SECONDS"]), bool(app.config["CLIENT_SEEDS"])
+    )
     api.spec.components.security_scheme(
         "seatToken",
         {"type": "http", "scheme": "bearer", "description": "a seat token from POST /v1/sessions"},

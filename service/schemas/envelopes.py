@@ -138,7 +138,8 @@ def envelopes_of(name: str) -> Envelopes:
     shapes = game_schemas(name)
     title = title_of(name)
     catalogue = game.catalogue()
-    seats = " or ".join(str(count) for count in catalogue["seats"])
+    *fewer, most = [str(count) for count in catalogue["seats"]]
+    seats = f"{', '.join(fewer)} or {most}" if fewer else most
     defaults = {"preset": catalogue["default_preset"]}, min(catalogue["seats"])
 
     def state_field() -> RawObject:
@@ -316,7 +317,10 @@ class CreateSessionRequest(Schema):
         required=True,
         metadata={"description": "one entry per seat, as many as the game and its rules allow"},
     )
-    seed = seed_field("what the deals derive from")
+    seed = seed_field(
+        "what the deals derive from; refused when two or more seats are human (the server "
+        "deals those from its own secret seed) unless the service allows client seeds"
+    )
 
     @validates_schema
     def someone_is_human(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -333,6 +337,20 @@ class SessionSeatSchema(Schema):
     level = fields.String(metadata={"description": "bot seats only"})
 
 
+class DealSchema(Schema):
+    """Provably fair deals: the commitment from the start, the seed at the match's end."""
+
+    commitment = fields.String(
+        required=True,
+        metadata={"description": "SHA-256 (hex) of the session's seed (UTF-8), fixed at "
+                  "creation: the seed revealed at the end must hash to it"},
+    )  # fmt: skip
+    seed = fields.String(
+        metadata={"description": "the seed, once the match is over: POST /v1/games/{game}/new "
+                  "with it, the session's rules and seat count deals the very same match"},
+    )  # fmt: skip
+
+
 class CreateSessionResponse(Schema):
     id = fields.String(required=True)
     game = fields.String(required=True)
@@ -340,6 +358,7 @@ class CreateSessionResponse(Schema):
         required=True, metadata={"description": "above 0 when bots moved first"}
     )
     seats = fields.List(fields.Nested(SessionSeatSchema), required=True)
+    deal = fields.Nested(DealSchema, required=True)
 
 
 class SessionEventSchema(EventSchema):
@@ -379,6 +398,7 @@ class SessionResponse(Schema):
     seat = fields.Integer(required=True)
     view = session_view()
     moves = session_moves()
+    deal = fields.Nested(DealSchema, required=True)
 
 
 class SessionMoveRequest(Schema):

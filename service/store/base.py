@@ -99,5 +99,10 @@ class SessionStore(ABC):
         """Whether the backend answers right now."""
 
     @abstractmethod
+    def drain(self) -> None:
+        """Answer every long poll waiting in this process now (the worker is stopping):
+        each returns what it has, [] when nothing came. Later waits return at once too."""
+
+    @abstractmethod
     def close(self) -> None:
         """Release connections."""

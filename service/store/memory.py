@@ -28,6 +28,7 @@ class MemoryStore(SessionStore):
         self._creations: dict[str, tuple[str, float]] = {}
         self._lock = threading.Lock()
         self._next_sweep = 0.0
+        self._draining = False
 
     def create(self, session: Session, batches: tuple[str, ...] = ()) -> None:
         with self._lock:
@@ -85,7 +86,7 @@ class MemoryStore(SessionStore):
                 if len(record.batches) > after:
                     return record.batches[after:]
                 remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if remaining <= 0 or self._draining:
                     return []
                 record.changed.wait(remaining)
 
@@ -100,6 +101,12 @@ class MemoryStore(SessionStore):
 
     def ready(self) -> bool:
         return True
+
+    def drain(self) -> None:
+        with self._lock:
+            self._draining = True
+            for record in self._records.values():
+                record.changed.notify_all()
 
     def close(self) -> None:
         """Nothing to release: the sessions live and die with this process."""

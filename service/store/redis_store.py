@@ -13,26 +13,49 @@ stored answers expire with their session. A move is one Lua script (`COMMIT`): i
 the version, writes the state, appends the events, keeps the answer, refreshes the TTL and
 publishes on the session's channel, all atomically. Connection and timeout errors become
 StoreUnavailable; redis-py reconnects by itself once the server is back.
+
+On a Redis Cluster (REDIS_CLUSTER) the same keys, scripts and channels serve: every key a
+script or a MULTI touches carries the session's hash tag, so one session lives on one slot
+of one master, and sessions spread over the masters by id. A creation's answer has a tag of
+its own (its key's digest): it is one key alone. PUBLISH reaches every node of a cluster.
 """
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import redis
-from redis.backoff import ExponentialBackoff
+from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.cluster import RedisCluster
 from redis.retry import Retry
 
 from service.store.base import Change, Commit, Outcome, Session, SessionStore, StoreUnavailable
 
-# Short enough that a hung Redis soon turns into 503s, long enough that a busy machine
-# (many long polls connecting at once, a loaded CPU) does not.
-SOCKET_TIMEOUT = 5.0
-CONNECT_TIMEOUT = 2.0
+# A hung Redis (paused, swapping, a network partition) turns a request into a 503 after one
+# socket timeout: a timeout is never retried, since the same server will not answer the
+# retry sooner. Only a dropped connection is retried once, at once, on a fresh one (a
+# restarted Redis, an idle connection the server closed). Settings REDIS_TIMEOUT_SECONDS and
+# READY_GRACE_SECONDS; these are their defaults.
+SOCKET_TIMEOUT = 1.5
+CONNECT_TIMEOUT = 1.0
+# /readyz answers 503 only once Redis has failed every probe for this long: every replica
+# shares the one Redis, so a blip taking them all out of rotation at once would only add to it.
+READY_GRACE = 5.0
 # Each waiting long poll holds a pub/sub connection from the pool: room for gunicorn's
 # worker_connections (1000 per gevent worker) and the commands running beside them.
 MAX_CONNECTIONS = 4096
+
+# What "not reachable now" looks like: the server is down or hung, or (on a cluster) a
+# master's slots are being failed over or no node holds them yet.
+UNREACHABLE = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ClusterDownError,
+    redis.exceptions.TryAgainError,
+    redis.exceptions.SlotNotCoveredError,
+)
 
 # KEYS: session, events, answers. ARGV: ttl ms. Returns the session hash, flat.
 LOAD = """
@@ -62,6 +85,14 @@ redis.call('PUBLISH', ARGV[4], version)
 return {'applied', version}
 """
 
+# KEYS: session, events, answers. ARGV: channel. Returns how many keys it deleted. A script
+# rather than a MULTI: Redis Cluster clients refuse PUBLISH inside a pipeline.
+DELETE = """
+local deleted = redis.call('DEL', unpack(KEYS))
+redis.call('PUBLISH', ARGV[1], 'deleted')
+return deleted
+"""
+
 # KEYS: session, events, answers. ARGV: after, ttl ms. Returns false or the batches.
 EVENTS = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
@@ -88,29 +119,55 @@ def reachable() -> Iterator[None]:
     """Redis errors that mean 'not reachable now' become StoreUnavailable."""
     try:
         yield
-    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
+    except UNREACHABLE as error:
         raise StoreUnavailable(f"Redis is unavailable: {error}") from error
 
 
+def client_options(timeout: float) -> dict[str, Any]:
+    """redis-py settings for failing fast: one timeout, one retry on a dropped connection."""
+    return {
+        "decode_responses": True,
+        "socket_timeout": timeout,
+        "socket_connect_timeout": min(timeout, CONNECT_TIMEOUT),
+        "retry": Retry(
+            ExponentialBackoff(cap=0.2, base=0.02), 1, (redis.exceptions.ConnectionError,)
+        ),
+        # No CLIENT SETINFO on connecting: one round trip fewer for a fresh connection.
+        "driver_info": None,
+    }
+
+
 class RedisStore(SessionStore):
-    def __init__(self, url: str, ttl: float, ready_timeout: float = CONNECT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        url: str,
+        ttl: float,
+        ready_timeout: float = CONNECT_TIMEOUT,
+        timeout: float = SOCKET_TIMEOUT,
+        ready_grace: float = READY_GRACE,
+        cluster: bool = False,
+    ) -> None:
+        """`url` names the server, or with `cluster` any one node of a Redis Cluster."""
         super().__init__(ttl)
-        self.client = redis.Redis.from_url(
-            url,
-            decode_responses=True,
-            socket_timeout=SOCKET_TIMEOUT,
-            socket_connect_timeout=CONNECT_TIMEOUT,
-            retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 1),
-            health_check_interval=30,
-            max_connections=MAX_CONNECTIONS,
-        )
+        kind = RedisCluster if cluster else redis.Redis
+        self.client = kind.from_url(url, max_connections=MAX_CONNECTIONS, **client_options(timeout))
         # Its own connection and short timeouts: a readiness probe must answer fast.
-        self._probe = redis.Redis.from_url(
-            url, socket_timeout=ready_timeout, socket_connect_timeout=ready_timeout
+        self._probe = kind.from_url(
+            url,
+            socket_timeout=ready_timeout,
+            socket_connect_timeout=ready_timeout,
+            retry=Retry(NoBackoff(), 0),
+            driver_info=None,
         )
+        self.ready_grace = ready_grace
+        self._failing_since: float | None = None  # the first of the probe's latest failures
         self._load = self.client.register_script(LOAD)
         self._commit = self.client.register_script(COMMIT)
         self._events = self.client.register_script(EVENTS)
+        self._delete = self.client.register_script(DELETE)
+        self._draining = False
+        self._waiting: dict[str, int] = {}  # channel -> long polls of this process on it
+        self._waiting_lock = threading.Lock()
 
     @property
     def ttl_ms(self) -> int:
@@ -179,26 +236,39 @@ class RedisStore(SessionStore):
 
     def events(self, session_id: str, after: int, timeout: float) -> list[str] | None:
         batches = self._read_events(session_id, after)
-        if batches != [] or timeout <= 0:
+        if batches != [] or timeout <= 0 or self._draining:
             return batches
-        with reachable(), self.client.pubsub() as pubsub:
+        with reachable(), self._listening(channel(session_id)), self.client.pubsub() as pubsub:
             pubsub.subscribe(channel(session_id))
             # Only once the subscription is confirmed can no commit slip by unnoticed.
             self._await(pubsub, "subscribe", timeout)
             return self._wait_for_events(pubsub, session_id, after, timeout)
 
     def delete(self, session_id: str) -> bool:
-        with reachable(), self.client.pipeline(transaction=True) as pipe:
-            pipe.delete(*session_keys(session_id))
-            pipe.publish(channel(session_id), "deleted")
-            deleted, _ = pipe.execute()
+        with reachable():
+            deleted = self._delete(keys=session_keys(session_id), args=[channel(session_id)])
         return bool(deleted)
 
     def ready(self) -> bool:
         try:
-            return bool(self._probe.ping())
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
-            return False
+            self._probe.ping()
+        except UNREACHABLE:
+            now = time.monotonic()
+            if self._failing_since is None:
+                self._failing_since = now
+            return now - self._failing_since < self.ready_grace
+        self._failing_since = None
+        return True
+
+    def drain(self) -> None:
+        self._draining = True
+        with self._waiting_lock:
+            channels = list(self._waiting)
+        for name in channels:
+            try:
+                self.client.publish(name, "drain")
+            except UNREACHABLE:
+                return  # a wait on an unreachable Redis fails on its own within its timeout
 
     def close(self) -> None:
         self.client.close()
@@ -216,9 +286,22 @@ class RedisStore(SessionStore):
         while True:
             batches = self._read_events(session_id, after)
             remaining = deadline - time.monotonic()
-            if batches != [] or remaining <= 0:
+            if batches != [] or remaining <= 0 or self._draining:
                 return batches
             self._await(pubsub, "message", remaining)
+
+    @contextmanager
+    def _listening(self, name: str) -> Iterator[None]:
+        """Note a long poll waiting on channel `name`, so drain() can wake it."""
+        with self._waiting_lock:
+            self._waiting[name] = self._waiting.get(name, 0) + 1
+        try:
+            yield
+        finally:
+            with self._waiting_lock:
+                self._waiting[name] -= 1
+                if not self._waiting[name]:
+                    del self._waiting[name]
 
     @staticmethod
     def _await(pubsub: redis.client.PubSub, kind: str, timeout: float) -> None:

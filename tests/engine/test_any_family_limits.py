@@ -47,7 +47,7 @@ def test_a_named_capture_still_applies_on_a_huge_table(crowded):
 def test_an_illegal_named_capture_is_refused_and_a_lay_accepted(crowded):
     card = crowded.hands[crowded.turn][0]
     lone = next(other for other in crowded.table if VALUE[other] and VALUE[other] != VALUE[card])
-    with pytest.raises(MoveError, match="capture not legal"):
+    with pytest.raises(MoveError, match=f"{card} cannot take {lone}"):
         apply(crowded, {"card": card, "capture": [lone]})
     after, _ = apply(crowded, {"card": card, "capture": []})
     assert after.table[-1] == card

@@ -204,7 +204,8 @@ def test_a_hand_larger_than_hand_size() -> None:
     all_cards = cards("AC 2C 3C 4C 5C AD 2D 3D 4D 5D")
     data = state_json(LEVANTINE, hands=[all_cards[:5], all_cards[5:]], table=cards("AH 2H 3H 4H"),
                       dealer=1, turn=0, stock_size=32)  # fmt: skip
-    assert rejected(data).path == "hands"
+    error = rejected(data)
+    assert (error.path, error.reason) == ("hands.0", "holds 5 cards; a deal gives 4")
 
 
 def test_six_cards_in_hand_are_fine_with_hand_size_6() -> None:
@@ -390,11 +391,14 @@ def test_a_capture_that_is_not_legal_lists_the_legal_ones() -> None:
 def test_laying_a_card_that_can_capture() -> None:
     error = move_error(moving("5H 9C", "5S 2D"), {"card": "5S", "capture": []})
     assert error.path == "move.capture" and "5H" in error.reason
+    assert error.choices == [["5H"]]
 
 
 def test_capturing_with_a_card_that_takes_nothing() -> None:
     error = move_error(moving("5H 9C", "5S 2D"), {"card": "2D", "capture": ["5H"]})
-    assert error.path == "move.capture" and "[]" in error.reason
+    assert error.path == "move.capture"
+    assert error.reason == "2D cannot take 5H; it can take nothing"
+    assert error.choices == [[]]
 
 
 def test_an_omitted_capture_with_several_outcomes_lists_them() -> None:

@@ -269,6 +269,8 @@ def test_b18_draw_pass_and_the_layer_takes_the_bank(game):
     assert data["turn"] == 1 and data["idle"] == 1 and data["drawn"] is False
     assert sorted(data["captured"][1]) == sorted(["KH", "QH", "AS"])
     assert data["captured"][0] == []
+    for seat in (0, 1, None):
+        assert game.events_for(events, seat) == events
 
 
 def test_b19_answering_a_virtual_target(game):
@@ -311,6 +313,7 @@ def test_b21_the_pack_card_plus_one_card_is_taken(game):
     assert data["bank"] == [] and data["target"] == virtual("QS")
     assert data["turn"] == 1 and data["idle"] == 1
     assert data["status"] == "playing" and data["deal"] == 1
+    assert data["captured"][1] == ["QS", "KS"]  # canonical order
 
 
 def test_b22_the_pack_card_alone_is_never_taken(game):
@@ -618,6 +621,7 @@ def test_b44_a_common_trump_king(game):
     )  # fmt: skip
     data = game.write(state)
     assert data["turn"] == 2 and data["target"] == virtual("KS") and data["bank"] == []
+    assert sorted(data["captured"][1]) == sorted(["AD", "9D", "KS"])
 
 
 def test_b45_no_trump_king_without_trumps(game):
@@ -635,7 +639,10 @@ def test_b46_a_run_finish_in_second_place(game):
     assert_events(events, run(0, "6D 7D 8D 9D"), went_out(0, 2, "run", 25))
     data = game.write(state)
     assert data["turn"] == 1 and data["target"] == top("9D", 0)
-    assert [entry["seat"] for entry in data["out"]] == [3, 0]
+    assert data["out"] == [
+        {"seat": 3, "place": 1, "finish": "plain", "bonus": 20},
+        {"seat": 0, "place": 2, "finish": "run", "bonus": 25},
+    ]
 
 
 def test_b47_a_quad_finish_in_second_place(game):
@@ -662,6 +669,8 @@ def test_b48_a_four_kings_finish(game):
     )  # fmt: skip
     data = game.write(state)
     assert data["target"] == virtual("KD") and data["turn"] == 2 and data["bank"] == []
+    assert sorted(data["captured"][1]) == sorted(["AH", "QH", "KC", "KH", "KS", "KD"])
+    assert data["out"] == [{"seat": 1, "place": 1, "finish": "four_kings", "bonus": 30}]
 
 
 def test_b49_the_junior_trump_king(game):
@@ -673,6 +682,7 @@ def test_b49_the_junior_trump_king(game):
     )  # fmt: skip
     data = game.write(state)
     assert data["target"] == virtual("KD") and data["turn"] == 1
+    assert sorted(data["captured"][0]) == sorted(["TH", "JH", "KD"])
 
 
 # 9. End of a deal and scoring (§11-§13)

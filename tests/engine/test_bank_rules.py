@@ -2,15 +2,25 @@
 path it names), moves that are malformed or illegal, and rule options."""
 
 import copy
+import random
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from engine.bank import PRESETS, MoveError, Rules, RulesError, State, StateError, new_game
+from engine.bank import (
+    PRESETS,
+    MoveError,
+    Rules,
+    RulesError,
+    State,
+    StateError,
+    legal_moves,
+    new_game,
+)
 from engine.bank.moves import Move, read_move
 from engine.bank.play import apply
-from tests.engine.bank_builders import CLASSIC, bank_state
+from tests.engine.bank_builders import CARD_POINTS, CLASSIC, bank_state
 
 Data = dict[str, Any]
 
@@ -486,6 +496,15 @@ def test_no_move_on_a_finished_match() -> None:
     assert raised.value.path == "move"
 
 
+@pytest.mark.parametrize("laid", [("8H", "9H", "JH", "QH"), ("QH", "JH", "9H", "8H")])
+def test_a_run_ends_the_turn_whatever_its_top_card(laid: tuple[str, ...]) -> None:
+    """§7.3: no follow-up after a run, even one topped by an eight (which alone would owe one)."""
+    state = position(hands={0: "8H 9H JH QH 6S", 1: "6C 7C"})
+    after, events = apply(state, {"type": "run", "cards": list(laid)})
+    assert [event["type"] for event in events] == ["run"]
+    assert (after.turn, after.target.card, after.drawn) == (1, laid[-1], False)
+
+
 # --- rule options -----------------------------------------------------------------------
 
 
@@ -562,3 +581,75 @@ def test_trumps_and_first_dealer_vary_with_the_seed() -> None:
     matches = [new_game(Rules(), 4, f"seed {index}") for index in range(40)]
     assert len({state.personal for state in matches}) > 5
     assert {state.dealer for state in matches} == {0, 1, 2, 3}
+
+
+# --- §16 along random play ---------------------------------------------------------------
+
+
+def next_holder(hands: tuple[tuple[str, ...], ...], seat: int) -> int:
+    seats = len(hands)
+    return next(
+        (seat + step) % seats for step in range(1, seats + 1) if hands[(seat + step) % seats]
+    )
+
+
+def check_step(before: State, move: Move, after: State, events: list[dict[str, Any]]) -> None:
+    """What §16 says of one move that does not end the deal."""
+    seat = before.turn
+    kinds = [event["type"] for event in events]
+    if move.type == "draw":
+        assert kinds == ["draw"] and (after.turn, after.drawn, after.idle) == (seat, True, 0)
+        assert after.stock == before.stock[1:] and before.stock[0] in after.hands[seat]
+        return
+    assert kinds[0] == move.type
+    left = [card for card in before.hands[seat] if card not in move.cards]
+    follow_up = move.type == "quad" or (move.type == "lay" and move.cards[0][0] == "8")
+    if follow_up and left:
+        assert kinds == [move.type]
+        assert (after.turn, after.drawn, after.idle) == (seat, False, 0)
+        assert after.target == (move.cards[-1], seat, False)
+        return
+    target = before.target
+    takes = (
+        move.type == "pass"
+        and target is not None
+        and not target.virtual
+        and target.by not in (None, seat)
+        and len(before.bank) >= 2
+    )
+    out = [event for event in events if event["type"] == "out"]
+    assert bool(out) == (not left and move.type != "pass")
+    king_finish = bool(out) and out[0]["finish"] in ("trump_king", "four_kings")
+    assert ("capture" in kinds) == (takes or king_finish)
+    if takes:
+        taken = [entry.card for entry in before.bank]
+        worth = sum(CARD_POINTS.get(card[0], 0) for card in taken)
+        assert events[1] == {
+            "type": "capture", "seat": target.by, "cards": taken, "points": worth, "why": "pass"
+        }  # fmt: skip
+    turn = next_holder(after.hands, seat)
+    for event in events:
+        if event["type"] == "skip":
+            assert event["seat"] == turn
+            turn = next_holder(after.hands, turn)
+    assert after.turn == turn
+    if move.type == "pass" and "capture" not in kinds:
+        assert after.idle == before.idle + 1 and after.bank == before.bank
+
+
+@pytest.mark.parametrize("after_seven", ["skip", "draw_then_play", "skip_and_draw", "none"])
+@pytest.mark.parametrize("after_capture", ["virtual_target", "free_lead", "turn_up"])
+def test_random_play_follows_the_steps_of_a_move(after_seven: str, after_capture: str) -> None:
+    for number in range(8):
+        rng = random.Random(number)
+        rules = Rules(after_seven=after_seven, after_capture=after_capture, target_score=60)
+        state = new_game(rules, 2 + number % 3, f"steps/{number}")
+        while state.turn is not None:
+            moves = legal_moves(state)
+            # Runs and quads are rare in random hands: play one whenever it is there.
+            free = [move for move in moves if move.type in ("run", "quad")]
+            move = rng.choice(free or moves)
+            after, events = apply(state, move)
+            if not any(event["type"] == "deal_end" for event in events):
+                check_step(state, move, after, events)
+            state = after

@@ -13,6 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.bots import PLAYERS
+from engine.bots.expert import expert_player
 from engine.cards import ORDER, sort_cards
 from engine.errors import GameError
 from engine.game import Game, games, get_game
@@ -50,16 +52,17 @@ DEAL_BOUNDS = {"bank": ("deal", bank_deal_bound)}
 
 
 @st.composite
-def matches(draw, name: str) -> tuple[Game, Any, random.Random]:
-    """A fresh match of game `name` (a preset, overrides, a seat count, a seed) and the
-    seeded random mover that will play it."""
+def matches(draw, name: str) -> tuple[Game, Any, random.Random, tuple]:
+    """A fresh match of game `name`, the seeded random mover that will play it, and the
+    arguments of `new` that dealt it (a preset with overrides, a seat count, a seed)."""
     game = get_game(name)
     catalogue = game.catalogue()
     rules = {"preset": draw(st.sampled_from(sorted(catalogue["presets"])))}
     rules |= draw(st.fixed_dictionaries({}, optional=OPTION_VALUES.get(name, {})))
     seats = draw(st.sampled_from(catalogue["seats"]))
     seed = "seed-" + draw(st.text(alphabet="0123456789abcdef", min_size=6, max_size=12))
-    return game, game.new(rules, seats, seed), random.Random(draw(st.integers(0, 2**32 - 1)))
+    mover = random.Random(draw(st.integers(0, 2**32 - 1)))
+    return game, game.new(rules, seats, seed), mover, (rules, seats, seed)
 
 
 def played(game: Game, state: Any, rng: random.Random) -> Iterator[tuple[Any, Any, Any, list]]:
@@ -147,7 +150,7 @@ def check_refusals(game: Game, state: Any, candidates: list[object]) -> None:
 @PROPERTY
 @given(data=st.data())
 def test_random_matches_keep_every_invariant(name: str, data: st.DataObject) -> None:
-    game, state, rng = data.draw(matches(name))
+    game, state, rng, _ = data.draw(matches(name))
     bound = DEAL_BOUNDS.get(name)
     deck = cards_in(game.write(state))
     before = check_round_trip(game, state)
@@ -180,14 +183,14 @@ def test_random_matches_keep_every_invariant(name: str, data: st.DataObject) -> 
 def test_same_seed_and_moves_give_the_same_game(
     name: str, data: st.DataObject, length: int
 ) -> None:
-    game, state, rng = data.draw(matches(name))
+    game, state, rng, dealt = data.draw(matches(name))
     start = game.write(state)
     record = []
     for before, move, after, events in played(game, state, rng):
         record.append((game.write_move(before, move), game.write(after), events))
         if len(record) == length:
             break
-    replay = game.read(start)
+    replay = game.new(*dealt)
     assert game.write(replay) == start
     for move, expected, expected_events in record:
         replay, events = game.apply(replay, game.read_move(replay, move))
@@ -197,9 +200,29 @@ def test_same_seed_and_moves_give_the_same_game(
 
 @pytest.mark.parametrize("name", GAMES)
 @PROPERTY
+@given(data=st.data(), mover=st.integers(0, 2**32 - 1))
+def test_a_state_without_a_seed_deals_on_from_itself(
+    name: str, data: st.DataObject, mover: int
+) -> None:
+    """Contract: a state without a seed is valid; later deals derive from the state alone."""
+    game, state, _, _ = data.draw(matches(name))
+    seedless = {key: value for key, value in game.write(state).items() if key != "seed"}
+    games_played = []
+    for _ in range(2):
+        record = [
+            game.write(after)
+            for *_, after, _ in played(game, game.read(seedless), random.Random(mover))
+        ]
+        assert all("seed" not in written for written in record)
+        games_played.append(record)
+    assert games_played[0] == games_played[1]
+
+
+@pytest.mark.parametrize("name", GAMES)
+@PROPERTY
 @given(data=st.data())
 def test_determinize_hides_only_what_the_seat_cannot_see(name: str, data: st.DataObject) -> None:
-    game, state, rng = data.draw(matches(name))
+    game, state, rng, _ = data.draw(matches(name))
     for index, (before, *_) in enumerate(played(game, state, rng)):
         if index > 60:
             break
@@ -207,6 +230,26 @@ def test_determinize_hides_only_what_the_seat_cannot_see(name: str, data: st.Dat
         world = game.determinize(before, seat, random.Random(index))
         assert game.view(world, seat) == game.view(before, seat)
         check_round_trip(game, world)
+
+
+@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("level", sorted(PLAYERS))
+def test_every_bot_level_plays_a_legal_move(name: str, level: str) -> None:
+    """The bots reach a game through the protocol alone, with or without its search
+    knowledge (the expert on a small budget here)."""
+    game = get_game(name)
+    seats = max(game.catalogue()["seats"])
+    state = game.new({}, seats, f"bots/{name}")
+    for ply in range(40):
+        if game.to_move(state) is None:
+            break
+        if level == "expert":
+            move, alternatives = expert_player(game, state, f"{ply}", iterations=2)
+        else:
+            move, alternatives = PLAYERS[level](game, state, f"{ply}")
+        assert move in game.legal_moves(state)
+        assert [option for option, _ in alternatives] == game.legal_moves(state)
+        state, _ = game.apply(state, move)
 
 
 # --- Bank: a brute-force oracle of the legal moves -------------------------------------

@@ -18,8 +18,9 @@ class QuietHandler(WSGIRequestHandler):
 
 @contextmanager
 def serve(config: dict[str, Any]) -> Iterator[str]:
-    """create_app(config) behind werkzeug's threaded server on a free port; yields its URL."""
-    app = create_app(config)
+    """create_app(config) behind werkzeug's threaded server on a free port; yields its URL.
+    Client seeds are allowed: these tests replay seeded games between human seats."""
+    app = create_app({"CLIENT_SEEDS": True, **config})
     server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=QuietHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

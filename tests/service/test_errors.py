@@ -180,7 +180,8 @@ def test_readyz_checks_the_configured_redis(redis_url):
 
 
 def test_readyz_is_503_when_the_configured_redis_is_down():
-    app = create_app({"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"})
+    # No grace: a blip shorter than READY_GRACE_SECONDS keeps /readyz at 200 (test_fail_fast).
+    app = create_app({"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "READY_GRACE_SECONDS": 0})
     body = assert_problem(app.test_client().get("/readyz"), 503)
     assert "reachable" in body["detail"]
 

@@ -78,7 +78,7 @@ def test_every_registered_game_has_each_path_with_its_own_schemas():
 @pytest.mark.parametrize("action", [*ACTIONS, "nope/deeper"])
 def test_an_unknown_game_is_a_404_problem_naming_the_games_there_are(action):
     client = create_app({"REDIS_URL": None}).test_client()
-    for method in (client.get, client.post):
+    for method in (client.get, client.post, client.delete):
         response = method(f"/v1/games/chess/{action}", json={})
         assert response.status_code == 404
         assert response.content_type == "application/problem+json"

@@ -4,6 +4,7 @@ import threading
 import time
 from collections import Counter
 
+import orjson
 import pytest
 import requests
 
@@ -197,7 +198,9 @@ def test_nothing_sent_to_seat_0_names_a_card_in_seat_1s_hand(base):
             assert card.encode() not in sent.replace(b'"', b" "), card
     everything = b"".join(received)
     assert turn > 50
-    assert b"leak scan" not in everything
+    # The seed is revealed once the match is over (the last view), never before.
+    assert b"leak scan" not in b"".join(received[:-1])
+    assert orjson.loads(received[-1])["deal"]["seed"] == "leak scan"
     assert b'"stock":[' not in everything and b'"hands"' not in everything
 
 
@@ -219,13 +222,14 @@ def test_a_seat_sees_its_own_hand_and_only_counts_of_the_rest(base):
 
 
 def test_an_idle_session_expires(config):
-    with serve({**config, "SESSION_TTL_SECONDS": 1.0}) as base:
+    # Margins of a second or two: a loaded machine may take a while to answer.
+    with serve({**config, "SESSION_TTL_SECONDS": 3.0}) as base:
         _, seats = start(base, seed="short")
-        time.sleep(0.6)
-        assert seats[0].get().status_code == 200  # activity refreshes the TTL
-        time.sleep(0.6)
-        assert seats[1].get().status_code == 200
         time.sleep(1.5)
+        assert seats[0].get().status_code == 200  # activity refreshes the TTL
+        time.sleep(1.5)
+        assert seats[1].get().status_code == 200
+        time.sleep(4.5)
         gone = seats[0].get()
         assert gone.status_code == 404
         assert gone.headers["Content-Type"] == "application/problem+json"
@@ -384,7 +388,8 @@ def test_an_empty_long_poll_is_bounded(base):
 
 
 def test_redis_stopping_is_a_503_and_the_app_recovers_when_it_returns(redis_server, redis_url):
-    with serve({"REDIS_URL": redis_url, "LONG_POLL_SECONDS": 1.0}) as base:
+    config = {"REDIS_URL": redis_url, "LONG_POLL_SECONDS": 1.0, "READY_GRACE_SECONDS": 0}
+    with serve(config) as base:
         _, seats = start(base, seed="outage")
         redis_server.stop()
         try:
@@ -461,3 +466,173 @@ def test_four_seats_two_humans_and_two_bots_play_a_whole_match(base):
     assert sum(movers.values()) == version
     view = holders[0].get().json()["view"]
     assert view["status"] == "match_over" and len(view["hand_sizes"]) == 4
+
+
+# -- Bank ----------------------------------------------------------------------------------------
+
+BANK = {"game": "bank", "rules": {"target_score": 30}}
+
+
+def picked(moves: list[dict], turn: int) -> dict:
+    """A legal Bank move from the list the server offers, sent back whole."""
+    return moves[turn % len(moves)]
+
+
+def play_bank_until_over(seats: dict[int, Seat], version: int) -> tuple[int, int]:
+    """Each human seat plays a listed move on its turn until the match ends; returns the
+    final version and how many moves the humans made."""
+    for made in range(5000):
+        views = {seat: holder.get().json() for seat, holder in seats.items()}
+        assert {view["version"] for view in views.values()} == {version}
+        movers = [seat for seat, view in views.items() if view["moves"]]
+        if not movers:
+            assert all(view["view"]["status"] == "match_over" for view in views.values())
+            return version, made
+        (mover,) = movers
+        response = seats[mover].move(picked(views[mover]["moves"], made), version)
+        assert response.status_code == 200, response.text
+        answer = response.json()
+        assert {e["version"] for e in answer["events"]} == set(
+            range(version + 1, answer["version"] + 1)
+        )
+        version = answer["version"]
+    raise AssertionError("the match did not end")
+
+
+def assert_draws_hidden_from_others(events: list[dict], seat: int) -> None:
+    draws = [event for event in events if event["type"] == "draw"]
+    assert all((event["card"] is None) == (event["seat"] != seat) for event in draws), draws
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        ["human", "expert"],
+        ["human", "greedy", "expert"],
+        ["random", "human", "human", "greedy"],
+    ],
+)
+def test_bank_any_mix_of_humans_and_bots_plays_a_whole_match(base, kinds):
+    seats = [{"type": "human"} if kind == "human" else {"type": "bot", "level": kind}
+             for kind in kinds]  # fmt: skip
+    created, holders = start(base, seats, seed=f"bank {len(kinds)}", **BANK)
+    assert created["game"] == "bank" and len(created["seats"]) == len(kinds)
+    assert set(holders) == {seat for seat, kind in enumerate(kinds) if kind == "human"}
+    version, made = play_bank_until_over(holders, created["version"])
+    assert made > 0
+    for seat, holder in holders.items():
+        events = holder.events(0).json()
+        assert [event["version"] for event in events] == sorted(e["version"] for e in events)
+        assert {event["version"] for event in events} == set(range(1, version + 1))
+        assert {"deal_end", "match_end"} <= {event["type"] for event in events}
+        movers = {event["seat"] for event in events if event["type"] in ("lay", "draw", "pass")}
+        assert movers == set(range(len(kinds)))
+        assert_draws_hidden_from_others(events, seat)
+        view = holder.get().json()["view"]
+        assert view["status"] == "match_over" and view["winners"]
+        assert {"hands", "stock", "seed"}.isdisjoint(view) and len(view["hand_sizes"]) == len(kinds)
+
+
+def test_bank_nothing_a_seat_receives_names_a_card_hidden_in_another_hand(base):
+    received: dict[int, list[bytes]] = {0: [], 1: [], 2: []}
+    response = create(base, [{"type": "human"}] * 3, seed="bank leak scan", **BANK)
+    created = response.json()
+    holders = {
+        entry["seat"]: Seat(base, created["id"], entry["token"], received[entry["seat"]])
+        for entry in created["seats"]
+    }
+    for seat in holders:
+        received[seat].append(response.content)
+    version, turn, deals = created["version"], 0, 0
+    while True:
+        marks = {seat: len(received[seat]) for seat in holders}
+        before = {seat: holder.get().json() for seat, holder in holders.items()}
+        if before[0]["view"]["status"] == "match_over":
+            break
+        (mover,) = [seat for seat, answer in before.items() if answer["moves"]]
+        answer = holders[mover].move(picked(before[mover]["moves"], turn), version)
+        assert answer.status_code == 200, answer.text
+        for holder in holders.values():
+            holder.events(version)
+        version, turn = answer.json()["version"], turn + 1
+        after = {seat: holder.get().json() for seat, holder in holders.items()}
+        new_deal = any(event["type"] == "deal" for event in answer.json()["events"])
+        deals += new_deal
+        view = after[0]["view"]
+        public = {entry["card"] for entry in view["bank"]}
+        public |= {card for pile in view["captured"] for card in pile}
+        for seat in holders:
+            # A new deal hands out cards the last one showed: only its view is scanned then.
+            sent = received[seat][-1] if new_deal else b"".join(received[seat][marks[seat] :])
+            for other in set(holders) - {seat}:
+                held = set(after[other]["view"]["hand"])
+                if not new_deal:
+                    held |= set(before[other]["view"]["hand"])
+                for card in held - public:
+                    assert f'"{card}"'.encode() not in sent, (seat, other, card)
+    assert turn > 50 and deals >= 1
+    for seat, holder in holders.items():
+        assert_draws_hidden_from_others(holder.events(0).json(), seat)
+        everything = b"".join(received[seat])
+        # The seed is revealed in views of the finished match, never before.
+        during = b"".join(data for data in received[seat] if b'"match_over"' not in data)
+        assert b"bank leak scan" not in during
+        assert b'"seed":"bank leak scan"' in everything
+        assert b'"stock":[' not in everything and b'"hands"' not in everything
+
+
+def test_bank_creations_with_bad_seats_or_rules_name_the_field(base):
+    human = {"type": "human"}
+    cases = [
+        ({"seats": [human]}, "seats"),
+        ({"seats": [human] * 5}, "seats"),
+        ({"seats": [human, human], "rules": {"preset": "levantine"}}, "rules.preset"),
+        ({"seats": [human, human], "rules": {"trump_mode": "wild"}}, "rules.trump_mode"),
+        ({"seats": [human, {"type": "bot", "level": "god"}]}, "seats.1.level"),
+    ]
+    for body, path in cases:
+        answer = requests.post(f"{base}/v1/sessions", json={"game": "bank", **body}, timeout=10)
+        assert answer.status_code == 422, body
+        assert path in answer.json()["errors"], (body, answer.json())
+
+
+def test_bank_checks_versions_turns_keys_and_long_polls_like_basra(base):
+    _, holders = start(base, seed="bank checks", **BANK)
+    reads = {seat: holder.get().json() for seat, holder in holders.items()}
+    (mover,) = [seat for seat, read in reads.items() if read["moves"]]
+    waiting = 1 - mover
+    move = reads[mover]["moves"][0]
+    assert holders[waiting].move(move, 0).status_code == 403
+    stale = holders[mover].move({"type": "fly"}, 3)
+    assert stale.status_code == 409 and stale.json()["version"] == 0
+    for bad, path in [({"type": "fly"}, "move.type"), ({"type": "lay", "card": "2C"}, "move.card"),
+                      ({"type": "lay"}, "move.card")]:  # fmt: skip
+        answer = holders[mover].move(bad, 0)
+        assert answer.status_code == 422 and path in answer.json()["errors"], answer.json()
+    got: list = []
+    waiter = threading.Thread(target=lambda: got.append(holders[waiting].events(0)))
+    waiter.start()
+    first = holders[mover].move(move, 0, key="bank-1")
+    again = holders[mover].move(move, 0, key="bank-1")
+    waiter.join()
+    assert first.status_code == again.status_code == 200 and first.json() == again.json()
+    assert got[0].status_code == 200
+    assert got[0].json()[0] == {"seat": mover, "version": 1, **move}
+    assert holders[waiting].get().json()["version"] == 1
+    # A draw's card reaches the drawer only, in its answer and in every long poll.
+    version = 1
+    for _ in range(200):
+        reads = {seat: holder.get().json() for seat, holder in holders.items()}
+        (mover,) = [seat for seat, read in reads.items() if read["moves"]]
+        draw = next((m for m in reads[mover]["moves"] if m["type"] == "draw"), None)
+        chosen_move = draw or reads[mover]["moves"][0]
+        answer = holders[mover].move(chosen_move, version).json()
+        if draw is not None:
+            assert_draws_hidden_from_others(answer["events"], mover)
+            assert answer["events"][0]["card"] in answer["view"]["hand"]
+            seen = holders[1 - mover].events(version).json()
+            assert seen[0] == {"type": "draw", "seat": mover, "card": None, "forced": False,
+                               "version": version + 1}  # fmt: skip
+            return
+        version = answer["version"]
+    raise AssertionError("nobody drew in 200 moves")

@@ -18,6 +18,7 @@ def served(redis_url, tmp_path):
         WEB_CONCURRENCY="2",
         LONG_POLL_SECONDS="6",
         LOG_LEVEL="warning",
+        CLIENT_SEEDS="true",
     ) as server:
         yield server.url
 
@@ -82,7 +83,9 @@ def test_many_waiting_long_polls_do_not_hold_up_moves(served):
 
 
 def test_the_embedded_default_keeps_sessions_with_several_workers_asked_for(tmp_path):
-    with gunicorn(tmp_path / "gunicorn.log", WEB_CONCURRENCY="2", LOG_LEVEL="warning") as server:
+    with gunicorn(
+        tmp_path / "gunicorn.log", WEB_CONCURRENCY="2", LOG_LEVEL="warning", CLIENT_SEEDS="true"
+    ) as server:
         base = server.url
         created = create(base, [{"type": "human"}, {"type": "human"}], seed="embedded")
         assert created.status_code == 201

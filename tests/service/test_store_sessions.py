@@ -19,17 +19,22 @@ from service.store import (
 
 
 def make_store(kind: str, redis_url: str | None, ttl: float = 60.0) -> SessionStore:
-    return RedisStore(redis_url, ttl) if kind == "redis" else MemoryStore(ttl)
+    if kind == "memory":
+        return MemoryStore(ttl)
+    return RedisStore(redis_url, ttl, cluster=kind == "cluster")
 
 
-@pytest.fixture(params=["memory", "redis"])
+# "cluster": a real three-master Redis Cluster, through redis-py's cluster client.
+@pytest.fixture(params=["memory", "redis", "cluster"])
 def kind(request) -> str:
     return request.param
 
 
 @pytest.fixture
 def url(kind, request) -> str | None:
-    return request.getfixturevalue("redis_url") if kind == "redis" else None
+    if kind == "memory":
+        return None
+    return request.getfixturevalue("redis_url" if kind == "redis" else "redis_cluster_url")
 
 
 @pytest.fixture
@@ -89,7 +94,7 @@ def test_a_retried_key_gets_the_stored_answer_and_is_not_applied_again(store):
 
 
 def test_of_64_concurrent_commits_on_one_version_exactly_one_applies(kind, url):
-    stores = [make_store(kind, url) for _ in range(4)] if kind == "redis" else [MemoryStore(60)]
+    stores = [make_store(kind, url) for _ in range(4)] if url else [MemoryStore(60)]
     stores[0].create(session())
     barrier = threading.Barrier(64)
     outcomes: list[Outcome] = []
@@ -189,7 +194,7 @@ def test_every_key_of_a_session_shares_one_hash_tag_and_the_ttl(redis_url):
 
 
 def test_redis_going_away_is_unavailable_until_it_returns(redis_server, redis_url):
-    store = RedisStore(redis_url, 60)
+    store = RedisStore(redis_url, 60, ready_grace=0)
     store.create(session())
     assert store.ready()
     redis_server.stop()
@@ -224,4 +229,41 @@ def test_more_long_polls_than_a_default_redis_pool_all_wake(redis_url):
     for poller in pollers:
         poller.join()
     assert woken == [['["a"]']] * 150
+    store.close()
+
+
+def test_drain_answers_waiting_long_polls_at_once(store):
+    """A stopping worker drains its store: each waiting poll answers [] well before its
+    bound, and a poll that starts afterwards does not wait at all."""
+    store.create(session())
+    answers: list = []
+    pollers = [
+        threading.Thread(target=lambda: answers.append(store.events("s1", 0, 60))) for _ in range(3)
+    ]
+    for poller in pollers:
+        poller.start()
+    time.sleep(0.5)
+    store.drain()
+    for poller in pollers:
+        poller.join(timeout=30)
+    assert answers == [[], [], []]
+    assert store.events("s1", 0, 60) == []
+
+
+def test_a_paused_redis_is_unavailable_and_back_without_reconnecting_by_hand(
+    redis_server, redis_url
+):
+    store = RedisStore(redis_url, 60, timeout=0.5)
+    store.create(session())
+    redis_server.pause()
+    try:
+        with pytest.raises(StoreUnavailable):
+            store.load("s1")
+        with pytest.raises(StoreUnavailable):
+            store.commit("s1", change(0, '["a"]'))
+        # A blip shorter than the grace does not make the store unready.
+        assert store.ready()
+    finally:
+        redis_server.resume()
+    assert store.load("s1") is not None
     store.close()

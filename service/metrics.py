@@ -1,0 +1,106 @@
+"""Prometheus metrics at GET /metrics, correct under several gunicorn workers.
+
+prometheus_client's multiprocess mode: when PROMETHEUS_MULTIPROC_DIR is set (gunicorn.conf.py
+sets it before any worker starts) every worker writes its samples to memory-mapped files in
+that directory and /metrics, answered by any worker, adds up the files of all of them. Without
+it (one process: tests, `flask run`) the process's own registry is served.
+
+Labels are chosen from small fixed sets only: a route template (never the path itself), the
+method, the status, a game name, a bot level, a store operation and its outcome. No session
+id, token, seed or card is ever a label value.
+"""
+
+import os
+import time
+
+import flask
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+METRICS_PATH = "/metrics"
+UNMATCHED = "unmatched"  # the route label of a path no route knows (a 404 or 405)
+METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
+# Long polls last up to LONG_POLL_SECONDS (25 s by default): the buckets reach past it.
+REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+STORE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 30)
+
+REQUESTS = Histogram(
+    "basra_http_request_duration_seconds",
+    "HTTP requests by route template, method and status: latency (its _count counts them)",
+    ["route", "method", "status"],
+    buckets=REQUEST_BUCKETS,
+)
+STORE_UNAVAILABLE = Counter(
+    "basra_store_unavailable_responses_total",
+    "503 answers given because the session store (Redis) could not be reached, by route",
+    ["route"],
+)
+MOVES = Counter(
+    "basra_moves_applied_total",
+    "moves applied in hosted sessions, by game and by who played (human, or bot and level)",
+    ["game", "player", "level"],
+)
+SESSIONS = Counter("basra_sessions_created_total", "hosted sessions created, by game", ["game"])
+LONG_POLLS = Gauge(
+    "basra_long_polls_waiting",
+    "long polls (GET .../events) waiting for a move right now",
+    multiprocess_mode="livesum",
+)
+STORE_OPERATIONS = Histogram(
+    "basra_store_operation_duration_seconds",
+    "session store calls by operation and outcome: latency (its _count counts them)",
+    ["operation", "outcome"],
+    buckets=STORE_BUCKETS,
+)
+
+
+def multiprocess_dir() -> str | None:
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
+def exposition() -> bytes:
+    """Every metric in the Prometheus text format: all workers' when there are several."""
+    if multiprocess_dir() is None:
+        return generate_latest(REGISTRY)
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)
+    return generate_latest(registry)
+
+
+def route_label() -> str:
+    rule = flask.request.url_rule
+    return rule.rule if rule is not None else UNMATCHED
+
+
+def install_metrics(app: flask.Flask) -> None:
+    """Time every request and serve GET /metrics; only when METRICS is on."""
+
+    @app.before_request
+    def start_clock() -> None:
+        flask.g.started = time.perf_counter()
+
+    @app.after_request
+    def count_request(response: flask.Response) -> flask.Response:
+        started = flask.g.get("started")
+        if started is None:  # an earlier before_request hook answered first
+            return response
+        route = route_label()
+        method = flask.request.method if flask.request.method in METHODS else "other"
+        REQUESTS.labels(route, method, str(response.status_code)).observe(
+            time.perf_counter() - started
+        )
+        if response.status_code == 503:
+            STORE_UNAVAILABLE.labels(route).inc()
+        return response
+
+    @app.get(METRICS_PATH)
+    def metrics() -> flask.Response:
+        return flask.Response(exposition(), content_type=CONTENT_TYPE_LATEST)

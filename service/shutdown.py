@@ -1,0 +1,28 @@
+"""A gracefully stopping gunicorn worker answers its waiting long polls at once.
+
+On SIGTERM (a deploy, `kill -HUP` of the master, a scale-down) gunicorn stops accepting
+and waits up to graceful_timeout for the requests in flight, then drops whatever is left
+with no answer. A long poll would wait its whole bound (LONG_POLL_SECONDS) and then be
+dropped; instead every waiting poll answers what it has ([] when nothing came) as soon as
+the worker is told to stop, and its client polls again, on a live worker.
+"""
+
+import threading
+import time
+from typing import Any
+
+from service.store import drain_all
+
+WATCH_SECONDS = 0.1  # how soon after the signal the polls are answered
+
+
+def answer_long_polls_on_stop(worker: Any) -> None:
+    """Called from gunicorn's post_worker_init hook. The watcher polls worker.alive rather
+    than wrapping the signal handler: a gevent worker may not block inside a handler."""
+
+    def watch() -> None:
+        while worker.alive:
+            time.sleep(WATCH_SECONDS)
+        drain_all()
+
+    threading.Thread(target=watch, name="drain-long-polls", daemon=True).start()

@@ -1,0 +1,147 @@
+"""The play page in headless Chromium (Debian's package, driven by Playwright for Python)
+against real gunicorn and real Redis: whole games played by clicking, no console error."""
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+import requests
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.browser import SCREENSHOTS
+from tests.gunicorn_server import gunicorn
+from tests.redis_server import RedisServer
+
+# A click answers within a request or two; the cap only stops a page that never ends a game.
+MOST_CLICKS = 3000
+MID_MATCH = 8
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Iterator[str]:
+    directory = tmp_path_factory.mktemp("play")
+    with (
+        RedisServer(directory / "redis") as redis,
+        gunicorn(
+            directory / "gunicorn.log", REDIS_URL=redis.url, WEB_CONCURRENCY="2",
+            LONG_POLL_SECONDS="5", LOG_LEVEL="warning",
+        ) as server,
+    ):  # fmt: skip
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        raise RuntimeError("chromium not found on PATH: run `make chromium`")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium)
+        yield browser
+        browser.close()
+
+
+class Player:
+    """One page of the play page, the console errors it logged and the screenshots taken."""
+
+    def __init__(self, page: Page, game: str) -> None:
+        self.page = page
+        self.game = game
+        self.errors: list[str] = []
+        self.event_polls: list[str] = []
+        page.on("console", lambda message: message.type == "error" and self.errors.append(
+            message.text))  # fmt: skip
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.on("requestfailed", lambda request: "/events" not in request.url
+                and self.errors.append(f"{request.url}: {request.failure}"))  # fmt: skip
+        page.on("response", lambda response: "/events?after=" in response.url
+                and self.event_polls.append(response.url))  # fmt: skip
+
+    def start(self, served: str, **choices: str) -> None:
+        page = self.page
+        page.goto(f"{served}/play")
+        page.wait_for_selector(f"#game option[value={self.game}]", state="attached")
+        page.select_option("#game", self.game)
+        for field, value in choices.items():
+            if page.locator(f"select#{field}").count():
+                page.select_option(f"#{field}", value)
+            else:
+                page.fill(f"#{field}", value)
+        page.click("#start")
+        page.wait_for_selector("#hand .playable")
+        self.shot("start")
+
+    def status(self) -> str:
+        return self.page.get_attribute("body", "data-status") or ""
+
+    def play_until(self, done_selector: str) -> int:
+        """Click legal moves (the first card, or the first listed choice) until the selector
+        appears; the number of clicks."""
+        page = self.page
+        for clicks in range(MOST_CLICKS):
+            page.wait_for_selector(f"#hand .playable, .choice, {done_selector}")
+            if page.locator(done_selector).count():
+                return clicks
+            if clicks == MID_MATCH:
+                self.shot("mid")
+            card = page.locator("#hand .playable").first
+            if card.count():
+                several = card.get_attribute("data-moves") != "1"
+                card.click()
+                if several:  # the card's captures to choose from are listed
+                    page.locator(".choice").first.click()
+            else:
+                page.locator(".choice").first.click()
+        raise AssertionError(f"no end after {MOST_CLICKS} clicks")
+
+    def shot(self, moment: str) -> None:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=SCREENSHOTS / f"{self.game}-{moment}.png", full_page=True)
+
+
+@pytest.fixture
+def player(browser: Browser, request) -> Iterator[Player]:
+    page = browser.new_page(viewport={"width": 1200, "height": 760})
+    yield Player(page, request.param)
+    page.close()
+
+
+def games(served: str) -> list[str]:
+    return [game["name"] for game in requests.get(f"{served}/v1/games", timeout=10).json()["games"]]
+
+
+@pytest.mark.parametrize("player", ["basra"], indirect=True)
+def test_a_whole_basra_match_by_clicking(served, player):
+    player.start(served, preset="egyptian", seats="2", level="greedy", target="1")
+    assert player.page.locator("#seats-row .seat").count() == 2
+    assert player.page.locator("#centre h3", has_text="Table").count() == 1
+
+    clicks = player.play_until("body[data-status=match_over]")
+    player.shot("end")
+
+    assert clicks > 0
+    assert player.page.locator("#status .headline").inner_text().startswith("Match over")
+    logged = player.page.locator("#events li")
+    assert logged.first.get_attribute("data-type") == "match_end"
+    assert player.page.locator("#events li[data-type=round_end]").count() == 1
+    assert player.event_polls, "the page never asked for events"
+    assert player.errors == []
+
+
+@pytest.mark.parametrize("player", ["bank"], indirect=True)
+def test_a_bank_deal_by_clicking(served, player):
+    if "bank" not in games(served):
+        pytest.skip("this service has no Bank game yet")
+    player.start(served, seats="3", level="greedy", target="1")
+    assert player.page.locator("#seats-row .seat").count() == 3
+    for title in ("Bank", "Target", "Trumps"):
+        assert player.page.locator("#centre h3", has_text=title).count() == 1
+
+    end = "#events li[data-type=deal_end], body[data-status=match_over]"
+    clicks = player.play_until(end)
+    player.page.wait_for_selector("#events li[data-type=deal_end]", state="attached")
+    player.shot("end")
+
+    assert clicks > 0
+    assert player.event_polls, "the page never asked for events"
+    assert player.errors == []
