@@ -3,8 +3,8 @@ import time
 import pytest
 import redis
 
-from tests.redis_cluster import RedisCluster
 from tests.browser import SCREENSHOTS
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 
 STARTED = pytest.StashKey[float]()
