@@ -22,6 +22,10 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "READY_TIMEOUT_SECONDS": (0.5, float),
     "SESSION_TTL_SECONDS": (86400.0, float),
     "LONG_POLL_SECONDS": (25.0, float),
+    # An event stream's `: ping` comment comes at least this often (the contract: 15 s).
+    "STREAM_PING_SECONDS": (10.0, float),
+    # How often each worker looks for turn timers that ran out (they fire within 2 s).
+    "TIMER_SCAN_SECONDS": (0.5, float),
     "BENCH_ECHO": (False, flag),
     # A client's seed in a session with two or more human seats (tests, replays): its
     # chooser would know every hand, so by default only the server's secret seed deals there.

@@ -6,15 +6,25 @@ turn, are one compare-and-set on the session's version, so concurrent movers and
 can never lose or double-apply a move. Each seat only ever sees game.view of its own seat;
 every event is stored in full, tagged with its version, and each reader gets them through
 game.events_for its own seat (a Bank seat never sees another seat's drawn card).
+
+Live play: a spectator token reads as seat None (public information only) and never moves.
+With a turn timer, every commit that leaves a human seat to move sets its deadline in the
+session's live record and plans a look at it in the schedule; a due timer is fired by the
+scanner of any process or by any reader, as a move by the session's timeout level committed
+with the same compare-and-set as a human's, so of a human move and a timeout for one version
+exactly one applies. Absent seats' turns are played at once, like bots'. Readers that wait
+(the long poll, the event stream) wait on the live hub, woken by commits.
 """
 
 import hashlib
 import hmac
+import logging
 import re
 import secrets
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,8 +34,20 @@ from engine.bots import choose_move
 from engine.game import Events, Game, get_game
 from service import play
 from service.errors import Problem, Unprocessable, invalid, json_paths
+from service.live import (
+    DEFAULT_TIMEOUT_LEVEL,
+    MAX_SPECTATORS,
+    Clock,
+    Hub,
+    Live,
+    MemorySchedule,
+    Schedule,
+    rfc3339,
+)
 from service.schemas.envelopes import SessionMoveRequest
-from service.store import Change, Outcome, Session, SessionStore
+from service.store import Change, Outcome, Session, SessionStore, StoreUnavailable
+
+log = logging.getLogger("service.sessions")
 
 # Tokens and ids avoid the suit letters C, D, H and S in either case, so no card name can
 # ever appear inside one: a byte scan of what a seat receives finds cards only as cards.
@@ -36,6 +58,9 @@ ISSUED_ID = re.compile(f"[{ALPHABET}]{{{ID_LENGTH}}}")
 MAX_KEY_LENGTH = 255
 AUTH_SCHEME = "bearer"
 MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more than a load
+# A claim on a due timer lasts this long: a process that dies holding one delays it no more.
+TIMER_LEASE_SECONDS = 5.0
+STREAM_PING_SECONDS = 10.0
 
 
 FAIR_DEAL = (
@@ -57,6 +82,11 @@ class StaleVersion(Problem):
     def __init__(self, version: int, detail: str) -> None:
         super().__init__(409, detail)
         self.version = version
+
+
+class LiveChanged(Exception):
+    """A commit found the session's live record changed at the same version (a spectator
+    token added, a seat present again): the move is checked again on the session as stored."""
 
 
 class SessionUnavailable(Problem):
@@ -103,20 +133,23 @@ class Known:
     version: int
     seats: list[dict[str, Any]]
     state: Any
+    live_text: str
+    live: Live
 
     @classmethod
     def read(cls, session: Session, seats: list[dict[str, Any]]) -> "Known":
         game = get_game(session.game)
         state = game.read(orjson.loads(session.state))
-        return cls(session.id, game, session.version, seats, state)
+        live = Live.loads(session.live)
+        return cls(session.id, game, session.version, seats, state, session.live, live)
 
 
 @dataclass(frozen=True, slots=True)
 class Seated:
-    """A session as one authenticated seat reads it."""
+    """A session as one authenticated token holder reads it (seat None: a spectator)."""
 
     known: Known
-    seat: int
+    seat: int | None
 
 
 class Recent:
@@ -149,14 +182,28 @@ class Sessions:
     """The hosted-session calls, on one store; what the routes call."""
 
     def __init__(
-        self, store: SessionStore, long_poll_seconds: float, client_seeds: bool = False
+        self,
+        store: SessionStore,
+        long_poll_seconds: float,
+        client_seeds: bool = False,
+        hub: Hub | None = None,
+        schedule: Schedule | None = None,
+        clock: Clock = time.time,
+        ping_seconds: float = STREAM_PING_SECONDS,
     ) -> None:
         """`client_seeds` lets a client choose the seed of a session with several human
-        seats (tests, replays); otherwise only the server's secret seed deals those."""
+        seats (tests, replays); otherwise only the server's secret seed deals those. `clock`
+        tells the time turn timers run on (the epoch's seconds)."""
         self.store = store
         self.long_poll_seconds = long_poll_seconds
         self.client_seeds = client_seeds
+        self.hub = hub or Hub()
+        self.schedule = schedule or MemorySchedule()
+        self.clock = clock
+        self.ping_seconds = ping_seconds
         self.recent = Recent()
+        self._scanner: threading.Thread | None = None
+        self._stopping = threading.Event()
 
     # -- create ----------------------------------------------------------------------
 
@@ -197,20 +244,31 @@ class Sessions:
                 seats.append({"type": "human", "token": digest(tokens[seat])})
             else:
                 seats.append({"type": "bot", "level": kind["level"]})
-        state, batches = play_bots(game, session_id, seats, state, 0)
+        watchers = [random_text(TOKEN_LENGTH) for _ in range(body.get("spectators") or 0)]
+        live = Live(
+            turn_seconds=body.get("turn_seconds"),
+            timeout_level=body.get("timeout_level") or DEFAULT_TIMEOUT_LEVEL,
+            absent_after=body.get("absent_after"),
+            spectators=tuple(digest(token) for token in watchers),
+            timeouts=(0,) * len(seats),
+        )
+        state, batches, live = self._advance(game, session_id, seats, live, state, 0)
         session = Session(
             id=session_id,
             game=game.name,
             version=len(batches),
             state=orjson.dumps(game.write(state)).decode(),
             seats=orjson.dumps(seats).decode(),
+            live=live.dumps(),
         )
+        self._plan(session_id, live)
         self.store.create(session, tuple(orjson.dumps(batch).decode() for batch in batches))
         return {
             "id": session_id,
             "game": game.name,
             "version": session.version,
             "seats": [seat_entry(seat, kind, tokens.get(seat)) for seat, kind in enumerate(seats)],
+            "spectators": [{"token": token} for token in watchers],
             "deal": deal(game, state),
         }
 
@@ -218,7 +276,7 @@ class Sessions:
 
     def read(self, session_id: str, authorization: str | None) -> dict[str, Any]:
         seated = self.seated(session_id, authorization)
-        return seat_answer(seated.known, seated.seat)
+        return seat_answer(seated.known, seated.seat, self.clock())
 
     # -- move ------------------------------------------------------------------------
 
@@ -233,10 +291,29 @@ class Sessions:
         read only after the session and token checks, in the contract's order."""
         known = self.recent.get(session_id)
         if known is not None:
-            answer = self._move_on_known(known, authorization, read_body, key)
+            try:
+                answer = self._move_on_known(known, authorization, read_body, key)
+            except LiveChanged:
+                answer = None
             if answer is not None:
                 return answer
+        for _ in range(3):
+            try:
+                return self._move_as_stored(session_id, authorization, read_body, key)
+            except LiveChanged:
+                continue
+        raise SessionUnavailable("the session is changing too fast; retry")
+
+    def _move_as_stored(
+        self,
+        session_id: str,
+        authorization: str | None,
+        read_body: Callable[[], object],
+        key: str | None,
+    ) -> dict[str, Any]:
         seated = self.seated(session_id, authorization)
+        if seated.seat is None:
+            raise spectators_cannot("move")
         key = checked_key(key)
         body = read_body()
         mark = fingerprint("move", seated.seat, body)
@@ -245,7 +322,7 @@ class Sessions:
             if earlier is not None:
                 return replayed(earlier, mark)
         move = checked_move(seated.known, seated.seat, body)
-        return self._commit(seated, move, mark, key)
+        return self._commit(Seated(seated.known, seated.seat), move, mark, key)
 
     def _move_on_known(
         self,
@@ -256,8 +333,12 @@ class Sessions:
     ) -> dict[str, Any] | None:
         """The move when it passes every check on the version this process knows, else
         None: then the caller runs the checks again on the session as stored."""
+        if due(known.live, self.clock()):
+            return None
         try:
-            seat = authenticate(known.seats, bearer_token(authorization))
+            seat = authenticate(known.seats, known.live.spectators, bearer_token(authorization))
+            if seat is None:
+                return None
             checked_key(key)
             body = read_body()
             move = checked_move(known, seat, body)
@@ -267,17 +348,22 @@ class Sessions:
 
     def _commit(self, seated: Seated, move: Any, mark: str, key: str | None) -> dict[str, Any]:
         known, seat = seated.known, seated.seat
+        assert seat is not None
         game, version = known.game, known.version
         state, events = game.apply(known.state, move)
         batches = [tag(events, version + 1)]
-        state, bot_batches = play_bots(game, known.id, known.seats, state, version + 1)
-        batches += bot_batches
-        after = replace(known, version=version + len(batches), state=state)
+        live = known.live.present(seat)
+        state, more, live = self._advance(game, known.id, known.seats, live, state, version + 1)
+        batches += more
+        after = replace(
+            known, version=version + len(batches), state=state, live_text=live.dumps(), live=live
+        )
         answer = {
             "version": after.version,
             "view": game.view(state, seat),
             "moves": moves_of(after, seat),
-            "events": [event for batch in batches for event in seen_by(game, seat, batch)],
+            "events": [event for batch in batches for event in seen_in(game, seat, batch)],
+            **timing(live, self.clock()),
         }
         change = Change(
             expected_version=version,
@@ -287,17 +373,177 @@ class Sessions:
             answer=None
             if key is None
             else orjson.dumps({"fingerprint": mark, "answer": answer}).decode(),
+            expected_live=known.live_text,
+            live=after.live_text,
         )
+        self._plan(known.id, live)
         commit = self.store.commit(known.id, change)
         if commit.outcome is Outcome.APPLIED:
             self.recent.put(after)
+            self.hub.committed(known.id)
             return answer
         self.recent.drop(known.id)
         if commit.outcome is Outcome.GONE:
             raise not_found(known.id)
         if commit.outcome is Outcome.REPLAY:
             return replayed(commit.answer, mark)
+        if commit.version == version:
+            raise LiveChanged()
         raise stale(commit.version, version)
+
+    def _advance(
+        self,
+        game: Game,
+        session_id: str,
+        seats: list[dict[str, Any]],
+        live: Live,
+        state: Any,
+        version: int,
+    ) -> tuple[Any, list[Events], Live]:
+        """After a commit's first move: the bots' and absent seats' moves up to a present
+        human's turn or the end, each one version; then that seat's deadline, if timed."""
+        batches = []
+        while (mover := game.to_move(state)) is not None:
+            if seats[mover]["type"] == "bot":
+                move = choose_move(game, state, seats[mover]["level"], f"{session_id}/{version}")
+                state, events = game.apply(state, move)
+            elif mover in live.absent:
+                move = choose_move(game, state, live.timeout_level, f"{session_id}/{version}")
+                state, events = game.apply(state, move)
+                events = [{"type": "timeout", "seat": mover, "absent": True}, *events]
+            else:
+                break
+            version += 1
+            batches.append(tag(events, version))
+        deadline = None
+        if live.turn_seconds is not None and game.to_move(state) is not None:
+            deadline = round(self.clock() + live.turn_seconds, 3)
+        return state, batches, replace(live, deadline=deadline)
+
+    def _plan(self, session_id: str, live: Live) -> None:
+        """Plan a look at the session's deadline before committing it: a plan whose commit
+        then fails costs one needless look, a commit without its plan could go unfired."""
+        if live.deadline is not None:
+            self.schedule.plan(session_id, live.deadline)
+
+    # -- turn timers -------------------------------------------------------------------
+
+    def fire(self, session_id: str) -> float | None:
+        """Play for the seat to move if its time has run out; the session's deadline after
+        (None: none runs, or the session is gone)."""
+        for _ in range(3):
+            session = self.store.load(session_id)
+            if session is None:
+                return None
+            known = Known.read(session, orjson.loads(session.seats))
+            fired = self._fire_on(known)
+            if fired is not None:
+                return fired.live.deadline
+        return Live.loads(session.live).deadline
+
+    def _fire_on(self, known: Known) -> Known | None:
+        """`known` itself when no timer is due on it, the session after the timeout when
+        this call committed it, None when another commit came first."""
+        live, game, version = known.live, known.game, known.version
+        seat = game.to_move(known.state)
+        if not due(live, self.clock()) or seat is None:
+            return known
+        move = choose_move(game, known.state, live.timeout_level, f"{known.id}/{version}")
+        state, events = game.apply(known.state, move)
+        batches = [tag([{"type": "timeout", "seat": seat}, *events], version + 1)]
+        live = live.timed_out(seat, len(known.seats))
+        state, more, live = self._advance(game, known.id, known.seats, live, state, version + 1)
+        batches += more
+        after = replace(
+            known, version=version + len(batches), state=state, live_text=live.dumps(), live=live
+        )
+        change = Change(
+            expected_version=version,
+            state=orjson.dumps(game.write(state)).decode(),
+            batches=tuple(orjson.dumps(batch).decode() for batch in batches),
+            expected_live=known.live_text,
+            live=after.live_text,
+        )
+        self._plan(known.id, live)
+        commit = self.store.commit(known.id, change)
+        if commit.outcome is not Outcome.APPLIED:
+            self.recent.drop(known.id)
+            return None
+        log.info(
+            "turn timer fired",
+            extra={"session_id": known.id, "seat": seat, "version": after.version},
+        )
+        self.recent.put(after)
+        self.hub.committed(known.id)
+        return after
+
+    def fire_due(self) -> int:
+        """One scan of the schedule: fire every due timer this process can claim; how many
+        sessions it looked at."""
+        claimed = self.schedule.claim(self.clock(), TIMER_LEASE_SECONDS)
+        for session_id, mark in claimed:
+            try:
+                deadline = self.fire(session_id)
+            except StoreUnavailable as error:
+                log.warning("turn timer not fired: %s", error)
+                continue
+            self.schedule.settle(session_id, mark, deadline)
+        return len(claimed)
+
+    def start_timers(self, every: float = 0.5) -> None:
+        """Scan the schedule every `every` seconds in this process (a thread, a greenlet
+        under gevent), so timers fire with nobody connected."""
+        if self._scanner is not None:
+            return
+        self._scanner = threading.Thread(target=self._scan, args=(every,), daemon=True)
+        self._scanner.name = "turn-timers"
+        self._scanner.start()
+
+    def _scan(self, every: float) -> None:
+        while not self._stopping.wait(every):
+            try:
+                self.fire_due()
+            except Exception:  # the scanner must outlive any one bad scan
+                log.exception("turn timer scan failed")
+
+    def close(self) -> None:
+        """Stop the scanner, wake every waiting reader, release connections."""
+        self._stopping.set()
+        self.hub.close()
+        self.schedule.close()
+        self.store.close()
+
+    # -- spectators --------------------------------------------------------------------
+
+    def add_spectator(self, session_id: str, authorization: str | None) -> dict[str, str]:
+        """A new spectator token, asked for by a seat."""
+        for _ in range(5):
+            seated = self.seated(session_id, authorization)
+            if seated.seat is None:
+                raise spectators_cannot("create spectator tokens")
+            known = seated.known
+            if len(known.live.spectators) >= MAX_SPECTATORS:
+                raise Problem(409, f"the session has {MAX_SPECTATORS} spectator tokens already")
+            token = random_text(TOKEN_LENGTH)
+            live = replace(known.live, spectators=(*known.live.spectators, digest(token)))
+            if self._change_live(known, live):
+                return {"token": token}
+        raise SessionUnavailable("the session is changing too fast; retry")
+
+    def _change_live(self, known: Known, live: Live) -> bool:
+        """Write a new live record at the same version; False when the session changed."""
+        change = Change(
+            expected_version=known.version,
+            state=orjson.dumps(known.game.write(known.state)).decode(),
+            batches=(),
+            expected_live=known.live_text,
+            live=live.dumps(),
+        )
+        commit = self.store.commit(known.id, change)
+        self.recent.drop(known.id)
+        if commit.outcome is Outcome.GONE:
+            raise not_found(known.id)
+        return commit.outcome is Outcome.APPLIED
 
     # -- events ----------------------------------------------------------------------
 
@@ -306,47 +552,117 @@ class Sessions:
     ) -> list[dict[str, Any]]:
         """The events after version `after` as the token's seat may see them; waits for some
         up to the long-poll bound."""
-        session, _, seat = self._authorized(session_id, authorization)
-        batches = self.store.events(session_id, after, self.long_poll_seconds)
-        if batches is None:
-            raise not_found(session_id)
-        game = get_game(session.game)
-        return [event for batch in batches for event in seen_by(game, seat, orjson.loads(batch))]
+        seated = self.seated(session_id, authorization)
+        game, seat = seated.known.game, seated.seat
+        until = time.monotonic() + self.long_poll_seconds
+        with self.hub.watching(session_id) as watch:
+            deadline = seated.known.live.deadline
+            while True:
+                batches = self.store.events(session_id, after, 0)
+                if batches is None:
+                    raise not_found(session_id)
+                if batches:
+                    return [event for batch in batches for event in seen_by(game, seat, batch)]
+                remaining = until - time.monotonic()
+                if remaining <= 0 or self.hub.draining:
+                    return []
+                watch.wait(self._until_deadline(deadline, remaining))
+                deadline = self._fire_if_due(session_id)
+
+    def stream(
+        self, session_id: str, authorization: str | None, after: int | None
+    ) -> Iterator[str]:
+        """The session's event stream as the token's reader may see it: the checks run now,
+        the messages as the returned iterator is read."""
+        seated = self.seated(session_id, authorization)
+        start = seated.known.version if after is None else after
+        return self._stream(seated.known.id, seated.known.game, seated.seat, start, seated.known)
+
+    def _stream(
+        self, session_id: str, game: Game, seat: int | None, after: int, known: Known
+    ) -> Iterator[str]:
+        yield ": ping\n\n"
+        with self.hub.watching(session_id) as watch:
+            deadline = known.live.deadline
+            while True:
+                batches = self.store.events(session_id, after, 0)
+                if batches is None:
+                    yield "event: end\ndata: {}\n\n"
+                    return
+                for batch in batches:
+                    after += 1
+                    events = orjson.dumps(seen_by(game, seat, batch)).decode()
+                    yield f"id: {after}\nevent: events\ndata: {events}\n\n"
+                if self.hub.draining:
+                    return  # the worker is stopping: the client resumes on another one
+                changed = watch.wait(self._until_deadline(deadline, self.ping_seconds))
+                deadline = self._fire_if_due(session_id)
+                if not changed:
+                    yield ": ping\n\n"
+
+    def _until_deadline(self, deadline: float | None, longest: float) -> float:
+        """How long a reader waits: `longest`, or less when the turn timer runs out first."""
+        if deadline is None:
+            return longest
+        return max(0.0, min(longest, deadline - self.clock()))
+
+    def _fire_if_due(self, session_id: str) -> float | None:
+        """After a quiet wait: fire the session's timer if it is due; its deadline after."""
+        session = self.store.load(session_id)
+        if session is None:
+            return None
+        known = Known.read(session, orjson.loads(session.seats))
+        fired = self._fire_on(known)
+        return None if fired is None else fired.live.deadline
 
     # -- delete ----------------------------------------------------------------------
 
     def delete(self, session_id: str, authorization: str | None) -> None:
-        self._authorized(session_id, authorization)
+        _, _, seat = self._authorized(session_id, authorization)
+        if seat is None:
+            raise spectators_cannot("end the session")
         self.recent.drop(session_id)
         if not self.store.delete(session_id):
             raise not_found(session_id)
+        self.hub.committed(session_id)
 
     # -- the checks every call starts with -----------------------------------------------
 
     def seated(self, session_id: str, authorization: str | None) -> Seated:
-        """The session as stored, its state read, and the token's seat."""
-        session, seats, seat = self._authorized(session_id, authorization)
-        known = Known.read(session, seats)
-        self.recent.put(known)
-        return Seated(known, seat)
+        """The session as stored, its state read, and the token's seat (None: a spectator);
+        a due turn timer fired first, and an absent seat present again."""
+        for _ in range(5):
+            session, seats, seat = self._authorized(session_id, authorization)
+            known = Known.read(session, seats)
+            fired = self._fire_on(known)
+            if fired is not known:
+                continue  # the session moved on: read it again
+            if seat is not None and seat in known.live.absent:
+                self._change_live(known, known.live.present(seat))
+                continue
+            self.recent.put(known)
+            return Seated(known, seat)
+        raise SessionUnavailable("the session is changing too fast; retry")
 
     def _authorized(
         self, session_id: str, authorization: str | None
-    ) -> tuple[Session, list[dict[str, Any]], int]:
-        """The session as stored (404 when there is none) and the token's seat (401)."""
+    ) -> tuple[Session, list[dict[str, Any]], int | None]:
+        """The session as stored (404 when there is none) and the token's seat (401; None
+        for a spectator token)."""
         # An id this service cannot have issued is not looked up (nor used in a key name).
         session = self.store.load(session_id) if ISSUED_ID.fullmatch(session_id) else None
         if session is None:
             self.recent.drop(session_id)
             raise not_found(session_id)
         seats = orjson.loads(session.seats)
-        return session, seats, authenticate(seats, bearer_token(authorization))
+        live = Live.loads(session.live)
+        return session, seats, authenticate(seats, live.spectators, bearer_token(authorization))
 
 
 def bearer_token(authorization: str | None) -> str:
     scheme, _, token = (authorization or "").strip().partition(" ")
     if not authorization:
-        raise Unauthorized("this call needs 'Authorization: Bearer <seat token>'")
+        raise Unauthorized("this call needs 'Authorization: Bearer <seat or spectator token>'")
     if scheme.lower() != AUTH_SCHEME or not token.strip():
         raise Unauthorized(
             "the Authorization header must be 'Bearer <seat token>'", "invalid_request"
@@ -354,16 +670,38 @@ def bearer_token(authorization: str | None) -> str:
     return token.strip()
 
 
-def authenticate(seats: list[dict[str, Any]], token: str) -> int:
-    """The seat whose token this is; every seat is compared, in constant time."""
+def authenticate(
+    seats: list[dict[str, Any]], spectators: tuple[str, ...], token: str
+) -> int | None:
+    """The seat whose token this is, None for a spectator token; every token is compared,
+    in constant time."""
     wanted = digest(token)
-    found = None
+    found, watching = None, False
     for seat, kind in enumerate(seats):
         if hmac.compare_digest(kind.get("token", ""), wanted):
             found = seat
-    if found is None:
-        raise Unauthorized("the token is not a seat token of this session", "invalid_token")
+    for spectator in spectators:
+        watching |= hmac.compare_digest(spectator, wanted)
+    if found is None and not watching:
+        raise Unauthorized(
+            "the token is not a seat or spectator token of this session", "invalid_token"
+        )
     return found
+
+
+def spectators_cannot(what: str) -> Problem:
+    return Problem(403, f"a spectator token cannot {what}; only a seat's token can")
+
+
+def due(live: Live, now: float) -> bool:
+    """Whether the turn timer has run out."""
+    return live.deadline is not None and now >= live.deadline
+
+
+def timing(live: Live, now: float) -> dict[str, Any]:
+    """The turn timer as an answer shows it."""
+    left = None if live.deadline is None else max(0.0, round(live.deadline - now, 3))
+    return {"deadline": rfc3339(live.deadline), "time_left": left, "absent": list(live.absent)}
 
 
 def read_version(body: object) -> int:
@@ -417,8 +755,13 @@ def tag(events: Events, version: int) -> Events:
     return [{**event, "version": version} for event in events]
 
 
-def seen_by(game: Game, seat: int | None, batch: Events) -> Events:
-    """One version's events, stored in full, as `seat` may see them, still tagged."""
+def seen_by(game: Game, seat: int | None, stored: str) -> Events:
+    """One version's events, stored in full (JSON text), as `seat` may see them, tagged."""
+    return seen_in(game, seat, orjson.loads(stored))
+
+
+def seen_in(game: Game, seat: int | None, batch: Events) -> Events:
+    """One version's events as `seat` may see them, still tagged."""
     if not batch:
         return batch
     version = batch[0]["version"]
@@ -426,28 +769,14 @@ def seen_by(game: Game, seat: int | None, batch: Events) -> Events:
     return tag(game.events_for(untagged, seat), version)
 
 
-def play_bots(
-    game: Game, session_id: str, seats: list[dict[str, Any]], state: Any, version: int
-) -> tuple[Any, list[list[dict[str, Any]]]]:
-    """Bot seats move until a human's turn or the end; each move is one version, and its
-    seed derives from the session id and that version, so a replay is the same game."""
-    batches = []
-    while (mover := game.to_move(state)) is not None and seats[mover]["type"] == "bot":
-        move = choose_move(game, state, seats[mover]["level"], f"{session_id}/{version}")
-        state, events = game.apply(state, move)
-        version += 1
-        batches.append(tag(events, version))
-    return state, batches
-
-
-def moves_of(known: Known, seat: int) -> list[dict[str, Any]]:
+def moves_of(known: Known, seat: int | None) -> list[dict[str, Any]]:
     game, state = known.game, known.state
     if game.to_move(state) != seat:
         return []
     return [game.write_move(state, move) for move in game.legal_moves(state)]
 
 
-def seat_answer(known: Known, seat: int) -> dict[str, Any]:
+def seat_answer(known: Known, seat: int | None, now: float) -> dict[str, Any]:
     return {
         "id": known.id,
         "version": known.version,
@@ -455,6 +784,7 @@ def seat_answer(known: Known, seat: int) -> dict[str, Any]:
         "view": known.game.view(known.state, seat),
         "moves": moves_of(known, seat),
         "deal": deal(known.game, known.state),
+        **timing(known.live, now),
     }
 
 

@@ -4,13 +4,15 @@ On SIGTERM (a deploy, `kill -HUP` of the master, a scale-down) gunicorn stops ac
 and waits up to graceful_timeout for the requests in flight, then drops whatever is left
 with no answer. A long poll would wait its whole bound (LONG_POLL_SECONDS) and then be
 dropped; instead every waiting poll answers what it has ([] when nothing came) as soon as
-the worker is told to stop, and its client polls again, on a live worker.
+the worker is told to stop, and its client polls again, on a live worker. An event stream
+closes likewise, and its client resumes with Last-Event-ID on a live worker.
 """
 
 import threading
 import time
 from typing import Any
 
+from service.live import drain_hubs
 from service.store import drain_all
 
 WATCH_SECONDS = 0.1  # how soon after the signal the polls are answered
@@ -24,5 +26,6 @@ def answer_long_polls_on_stop(worker: Any) -> None:
         while worker.alive:
             time.sleep(WATCH_SECONDS)
         drain_all()
+        drain_hubs()
 
     threading.Thread(target=watch, name="drain-long-polls", daemon=True).start()

@@ -12,9 +12,11 @@ from service.errors import (
     ProblemApi,
     ProblemSchema,
     UnsupportedBody,
+    invalid,
     problem,
 )
 from service.json import dumps, has_body
+from service.live import Hub, MemorySchedule, RedisHub, RedisSchedule
 from service.routes import Blueprint, answer
 from service.schemas.envelopes import (
     CreateSessionRequest,
@@ -23,18 +25,22 @@ from service.schemas.envelopes import (
     SessionMoveRequest,
     SessionMoveResponse,
     SessionResponse,
+    SessionStreamQuery,
+    SpectatorTokenSchema,
     StaleVersionProblem,
     session_events,
 )
 from service.sessions import MAX_KEY_LENGTH, Sessions, SessionUnavailable, StaleVersion
 from service.store import StoreUnavailable, open_store
+from service.store.redis_store import CHANGED_PATTERN, session_of_channel
 
 blp = Blueprint(
     "sessions",
     __name__,
     url_prefix="/v1/sessions",
     description="Hosted sessions: the server keeps the state; each seat holds a token and "
-    "sees only its own view.",
+    "sees only its own view; spectator tokens see public information only. Live play: an "
+    "event stream, turn timers that play for a seat whose time ran out, absent seats.",
 )
 
 IDEMPOTENCY_KEY = "Idempotency-Key"
@@ -194,6 +200,67 @@ def move(session_id: str) -> flask.Response:
     return answer(sessions().move(session_id, authorization(), json_body, idempotency_key()))
 
 
+@blp.route("/<session_id>/spectators", methods=["POST"])
+@blp.response(201, SpectatorTokenSchema)
+@blp.doc(security=SEAT_TOKEN)
+@failures(403, 409)
+def add_spectator(session_id: str) -> flask.Response:
+    """A new spectator token, asked for by any seat's token (a spectator's is 403); at most
+    16 per session (then 409). A spectator reads the session, its events and its stream with
+    public information only: `seat` null, `moves` [], no hand, no drawn card, no stock, no
+    seed; its moves are 403."""
+    return answer(sessions().add_spectator(session_id, authorization()), 201)
+
+
+@blp.route("/<session_id>/stream", methods=["GET"])
+@blp.arguments(SessionStreamQuery, location="query")
+@blp.response(
+    200,
+    {"type": "string"},
+    content_type="text/event-stream",
+    description="Server-sent events. Each committed version is one message: `id: <version>`, "
+    "`event: events`, `data: <JSON array of that version's events as this token may see them, "
+    "each tagged with its version>`. A comment line `: ping` comes at least every 15 s. When "
+    "the session ends (deleted or expired) an `event: end` message, then the stream closes.",
+)
+@blp.doc(
+    security=SEAT_TOKEN,
+    parameters=[
+        {
+            "in": "header",
+            "name": "Last-Event-ID",
+            "required": False,
+            "schema": {"type": "integer", "minimum": 0},
+            "description": "resume after this version (what an EventSource sends on "
+            "reconnecting): every later version once, in order",
+        }
+    ],
+)
+@failures()
+def stream(query: dict[str, Any], session_id: str) -> flask.Response:
+    """The session's events as they are committed (seat or spectator token), as the long poll
+    filters them. Starts after `Last-Event-ID` or `?after=n`, else after the current version."""
+    after = last_event_id()
+    if after is None:
+        after = query.get("after")
+    messages = sessions().stream(session_id, authorization(), after)
+    return flask.Response(
+        messages,
+        mimetype="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def last_event_id() -> int | None:
+    """The Last-Event-ID header as a version; a bad one is a 422 naming the header."""
+    text = flask.request.headers.get("Last-Event-ID")
+    if text is None or not text.strip():
+        return None
+    if not text.strip().isdigit() or int(text) > 2**53 - 1:
+        raise invalid("Last-Event-ID", "must be a version, an integer from 0 to 2^53 - 1")
+    return int(text)
+
+
 @blp.route("/<session_id>/events", methods=["GET"])
 @blp.arguments(SessionEventsQuery, location="query")
 @blp.response(200, session_events())
@@ -221,8 +288,19 @@ def unavailable(error: StoreUnavailable) -> flask.Response:
 def install(app: flask.Flask, api: ProblemApi) -> None:
     """Hosted sessions on `app`: the store its config selects, the routes, their errors."""
     store = open_store(app.config)
+    url = app.config["REDIS_URL"]
+    hub = RedisHub(url, CHANGED_PATTERN, session_of_channel) if url else Hub()
     app.extensions["sessions"] = Sessions(
-        store, float(app.config["LONG_POLL_SECONDS"]), bool(app.config["CLIENT_SEEDS"])
+        store,
+        float(app.config["LONG_POLL_SECONDS"]),
+        bool(app.config["CLIENT_SEEDS"]),
+        hub=hub,
+        schedule=RedisSchedule(
+            url, bool(app.config["REDIS_CLUSTER"]), float(app.config["REDIS_TIMEOUT_SECONDS"])
+        )
+        if url
+        else MemorySchedule(),
+        ping_seconds=float(app.config["STREAM_PING_SECONDS"]),
     )
     api.spec.components.security_scheme(
         "seatToken",

@@ -13,6 +13,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from service.schemas.common import GameSchemas, game_schemas
 from service.schemas.envelopes import (
     SessionEventSchema,
+    TimeoutEventSchema,
     component,
     schemas_of_games,
     written_as_is,
@@ -26,7 +27,7 @@ def document(spec: apispec.APISpec) -> None:
     a session tags with its version."""
     plugin = next(plugin for plugin in spec.plugins if isinstance(plugin, MarshmallowPlugin))
     plugin.converter.add_attribute_function(written_as_is)
-    for schema in [*schemas_of_games(), SessionEventSchema]:
+    for schema in [*schemas_of_games(), SessionEventSchema, TimeoutEventSchema]:
         spec.components.schema(component(schema), schema=schema)
 
 

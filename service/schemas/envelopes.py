@@ -18,7 +18,15 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, vali
 from engine.bots import LEVELS
 from engine.game import Game, games, get_game
 from service.errors import ProblemSchema
-from service.schemas.common import EventSchema, GameSchemas, game_schemas, tag_of, title_of
+from service.live import DEFAULT_TIMEOUT_LEVEL, MAX_SPECTATORS, TIMEOUT_LEVELS
+from service.schemas.common import (
+    EventSchema,
+    GameSchemas,
+    event_type,
+    game_schemas,
+    tag_of,
+    title_of,
+)
 
 # The metadata key of a field's JSON schema written as it is (see `written_as_is`).
 JSON_SCHEMA = "json_schema"
@@ -382,6 +390,43 @@ class CreateSessionRequest(Schema):
         "what the deals derive from; refused when two or more seats are human (the server "
         "deals those from its own secret seed) unless the service allows client seeds"
     )
+    turn_seconds = fields.Integer(
+        strict=True,
+        allow_none=True,
+        validate=validate.Range(min=1, max=86400),
+        metadata={
+            "description": "the turn timer: the seat to move must move within this many seconds "
+            "of the commit that made it its turn, else the server plays for it (timeout_level) "
+            'and that version\'s events start with {"type": "timeout", "seat": s}. '
+            "Absent or null: no timer"
+        },
+    )
+    timeout_level = fields.String(
+        validate=validate.OneOf(TIMEOUT_LEVELS),
+        metadata={
+            "description": "the computer player that plays for a seat whose time ran out, or "
+            f"an absent seat (default {DEFAULT_TIMEOUT_LEVEL})"
+        },
+    )
+    absent_after = fields.Integer(
+        strict=True,
+        allow_none=True,
+        validate=validate.Range(min=1),
+        metadata={
+            "description": "after this many timeouts in a row a seat is absent: its turns are "
+            "played at once by timeout_level until its token is used again on any session call"
+        },
+    )
+    spectators = fields.Integer(
+        strict=True,
+        load_default=0,
+        validate=validate.Range(min=0, max=MAX_SPECTATORS),
+        metadata={
+            "description": "how many spectator tokens to issue (default 0): a spectator reads "
+            "the session, its events and its stream with public information only, and never "
+            "moves. Seats can add more later (POST /v1/sessions/{id}/spectators)"
+        },
+    )
 
     @validates_schema
     def someone_is_human(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -396,6 +441,12 @@ class SessionSeatSchema(Schema):
         metadata={"description": "human seats only: the seat's secret bearer token"}
     )
     level = fields.String(metadata={"description": "bot seats only"})
+
+
+class SpectatorTokenSchema(Schema):
+    token = fields.String(
+        required=True, metadata={"description": "a spectator's secret bearer token"}
+    )
 
 
 class DealSchema(Schema):
@@ -419,7 +470,37 @@ class CreateSessionResponse(Schema):
         required=True, metadata={"description": "above 0 when bots moved first"}
     )
     seats = fields.List(fields.Nested(SessionSeatSchema), required=True)
+    spectators = fields.List(
+        fields.Nested(SpectatorTokenSchema),
+        required=True,
+        metadata={"description": "one entry per spectator token asked for ([] for none)"},
+    )
     deal = fields.Nested(DealSchema, required=True)
+
+
+def timer_fields() -> dict[str, fields.Field]:
+    """The turn timer and absent seats, as every session answer shows them."""
+    return {
+        "deadline": fields.String(
+            required=True,
+            allow_none=True,
+            metadata={
+                "format": "date-time",
+                "description": "when the seat to move runs out of time (RFC 3339, UTC); null "
+                "when no timer runs",
+            },
+        ),
+        "time_left": fields.Float(
+            required=True,
+            allow_none=True,
+            metadata={"description": "seconds left until the deadline as the server answered"},
+        ),
+        "absent": fields.List(
+            fields.Integer(),
+            required=True,
+            metadata={"description": "the absent seats, ascending"},
+        ),
+    }
 
 
 class SessionEventSchema(EventSchema):
@@ -429,8 +510,22 @@ class SessionEventSchema(EventSchema):
     version = fields.Integer(required=True, metadata={"description": "the move's version"})
 
 
+class TimeoutEventSchema(EventSchema):
+    """The server played for a seat: its time ran out, or it is absent. It leads the events
+    of that version, the move's own events follow."""
+
+    type = event_type("timeout")
+    seat = fields.Integer(required=True, metadata={"description": "the seat played for"})
+    absent = fields.Boolean(
+        metadata={"description": "true when the seat is absent (played at once, no wait)"}
+    )
+
+
 def session_event() -> dict[str, Any]:
-    return {"allOf": [ref(SessionEventSchema), every_event()]}
+    events = every_event()
+    return {
+        "allOf": [ref(SessionEventSchema), {"anyOf": [*events["anyOf"], ref(TimeoutEventSchema)]}]
+    }
 
 
 def session_events() -> dict[str, Any]:
@@ -453,13 +548,22 @@ def session_moves() -> fields.List:
     )
 
 
-class SessionResponse(Schema):
-    id = fields.String(required=True)
-    version = fields.Integer(required=True)
-    seat = fields.Integer(required=True)
-    view = session_view()
-    moves = session_moves()
-    deal = fields.Nested(DealSchema, required=True)
+SessionResponse = schema_class(
+    "SessionResponse",
+    {
+        "id": fields.String(required=True),
+        "version": fields.Integer(required=True),
+        "seat": fields.Integer(
+            required=True,
+            allow_none=True,
+            metadata={"description": "the token's seat; null for a spectator token"},
+        ),
+        "view": session_view(),
+        "moves": session_moves(),
+        "deal": fields.Nested(DealSchema, required=True),
+        **timer_fields(),
+    },
+)
 
 
 class SessionMoveRequest(Schema):
@@ -472,16 +576,33 @@ class SessionMoveRequest(Schema):
     )
 
 
-class SessionMoveResponse(Schema):
-    version = fields.Integer(required=True)
-    view = session_view()
-    moves = session_moves()
-    events = objects(
-        session_event(),
-        required=True,
-        metadata={"description": "the events of this move and the bots' replies, as this seat "
-                  "may see them"},
-    )  # fmt: skip
+SessionMoveResponse = schema_class(
+    "SessionMoveResponse",
+    {
+        "version": fields.Integer(required=True),
+        "view": session_view(),
+        "moves": session_moves(),
+        "events": objects(
+            session_event(),
+            required=True,
+            metadata={
+                "description": "the events of this move and the bots' replies, as this seat "
+                "may see them"
+            },
+        ),
+        **timer_fields(),
+    },
+)
+
+
+class SessionStreamQuery(Schema):
+    after = fields.Integer(
+        validate=validate.Range(min=0, max=2**53 - 1),
+        metadata={
+            "description": "a version: the stream starts with every version after it (as "
+            "Last-Event-ID does; the header wins); without either, after the current version"
+        },
+    )
 
 
 class StaleVersionProblem(ProblemSchema):

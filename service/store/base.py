@@ -3,7 +3,8 @@
 A store keeps sessions as opaque records (the game state as JSON text, the version, the
 seats with their token hashes) and knows nothing of the rules. What it guarantees:
 
-* `commit` is a compare-and-set on the version: of several commits expecting the same
+* `commit` is a compare-and-set on the version (and on the live record when the change
+  names the one it expects): of several commits expecting the same
   version exactly one is applied; it appends that move's events, keeps the idempotent
   answer and refreshes the idle TTL in the same atomic step, then wakes long-pollers.
 * every read or write of a session refreshes its idle TTL; an expired session is gone.
@@ -26,6 +27,9 @@ class Session:
     version: int
     state: str  # the game state's JSON text
     seats: str  # JSON text: one object per seat, with the token's SHA-256 for a human seat
+    # JSON text: live play (timer settings, deadline, timeouts, absent seats, spectator token
+    # digests); moves leave what they do not change as it is.
+    live: str = "{}"
 
 
 class Outcome(Enum):
@@ -51,6 +55,10 @@ class Change:
     batches: tuple[str, ...]  # JSON text of each new version's events, in order
     key: str | None = None  # digest of the Idempotency-Key, when the request had one
     answer: str | None = None  # the answer to store under `key`
+    # The live record this change was computed on: when set, the commit is also a
+    # compare-and-set on it (STALE at the same version when it changed since).
+    expected_live: str | None = None
+    live: str | None = None  # the live record to write; None leaves it as it is
 
 
 class SessionStore(ABC):

@@ -49,10 +49,13 @@ class MemoryStore(SessionStore):
             version = record.session.version
             if change.key is not None and change.key in record.answers:
                 return Commit(Outcome.REPLAY, version, record.answers[change.key])
-            if version != change.expected_version:
+            if version != change.expected_version or (
+                change.expected_live is not None and change.expected_live != record.session.live
+            ):
                 return Commit(Outcome.STALE, version)
             version += len(change.batches)
-            record.session = replace(record.session, version=version, state=change.state)
+            live = record.session.live if change.live is None else change.live
+            record.session = replace(record.session, version=version, state=change.state, live=live)
             record.batches.extend(change.batches)
             if change.key is not None and change.answer is not None:
                 record.answers[change.key] = change.answer

@@ -66,7 +66,8 @@ return fields
 """
 
 # KEYS: session, events, answers. ARGV: expected version, state, ttl ms, channel,
-# answer key ('' for none), answer, batch... Returns {outcome, version[, answer]}.
+# answer key ('' for none), answer, expected live ('' for any), live ('' to keep), batch...
+# Returns {outcome, version[, answer]}.
 COMMIT = """
 local version = redis.call('HGET', KEYS[1], 'version')
 if not version then return {'gone', 0} end
@@ -75,10 +76,14 @@ if ARGV[5] ~= '' then
   if earlier then return {'replay', tonumber(version), earlier} end
 end
 if version ~= ARGV[1] then return {'stale', tonumber(version)} end
-local batches = #ARGV - 6
+if ARGV[7] ~= '' and (redis.call('HGET', KEYS[1], 'live') or '{}') ~= ARGV[7] then
+  return {'stale', tonumber(version)}
+end
+local batches = #ARGV - 8
 version = tonumber(version) + batches
 redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2])
-for i = 7, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
+for i = 9, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[3]) end
 redis.call('PUBLISH', ARGV[4], version)
@@ -108,6 +113,17 @@ def session_keys(session_id: str) -> list[str]:
 
 def channel(session_id: str) -> str:
     return f"basra:{{{session_id}}}:changed"
+
+
+# Every session's channel, for one subscription per process (service.live.RedisHub).
+CHANGED_PATTERN = "basra:{*}:changed"
+
+
+def session_of_channel(name: str) -> str | None:
+    """The session id in a channel's name, None for another name."""
+    if name.startswith("basra:{") and name.endswith("}:changed"):
+        return name[len("basra:{") : -len("}:changed")]
+    return None
 
 
 def creation_key(key: str) -> str:
@@ -180,6 +196,7 @@ class RedisStore(SessionStore):
             "version": session.version,
             "state": session.state,
             "seats": session.seats,
+            "live": session.live,
         }
         with reachable(), self.client.pipeline(transaction=True) as pipe:
             pipe.hset(keys[0], mapping=fields)
@@ -201,6 +218,7 @@ class RedisStore(SessionStore):
             version=int(fields["version"]),
             state=fields["state"],
             seats=fields["seats"],
+            live=fields.get("live", "{}"),
         )
 
     def commit(self, session_id: str, change: Change) -> Commit:
@@ -211,6 +229,8 @@ class RedisStore(SessionStore):
             channel(session_id),
             change.key or "",
             change.answer or "",
+            change.expected_live or "",
+            change.live or "",
             *change.batches,
         ]
         with reachable():

@@ -29,7 +29,7 @@ def serve(config: dict[str, Any]) -> Iterator[str]:
     finally:
         server.shutdown()
         thread.join()
-        app.extensions["sessions"].store.close()
+        app.extensions["sessions"].close()
 
 
 class Seat:

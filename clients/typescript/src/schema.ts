@@ -856,6 +856,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{session_id}/spectators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new spectator token, asked for by any seat's token (a spectator's is 403); at most
+         *     16 per session (then 409). A spectator reads the session, its events and its stream with
+         *     public information only: `seat` null, `moves` [], no hand, no drawn card, no stock, no
+         *     seed; its moves are 403.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SpectatorToken"];
+                    };
+                };
+                401: components["responses"]["PROBLEM"];
+                403: components["responses"]["PROBLEM"];
+                404: components["responses"]["PROBLEM"];
+                409: components["responses"]["PROBLEM"];
+                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+                503: {
+                    headers: {
+                        /** @description seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The session's events as they are committed (seat or spectator token), as the long poll
+         *     filters them. Starts after `Last-Event-ID` or `?after=n`, else after the current version.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description resume after this version (what an EventSource sends on reconnecting): every later version once, in order */
+                    "Last-Event-ID"?: number;
+                };
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Server-sent events. Each committed version is one message: `id: <version>`, `event: events`, `data: <JSON array of that version's events as this token may see them, each tagged with its version>`. A comment line `: ping` comes at least every 15 s. When the session ends (deleted or expired) an `event: end` message, then the stream closes. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                401: components["responses"]["PROBLEM"];
+                404: components["responses"]["PROBLEM"];
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+                503: {
+                    headers: {
+                        /** @description seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{session_id}/events": {
         parameters: {
             query?: never;
@@ -890,7 +1012,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"]))[];
+                        "application/json": (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"] | components["schemas"]["TimeoutEvent"]))[];
                     };
                 };
                 401: components["responses"]["PROBLEM"];
@@ -1556,6 +1678,16 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        TimeoutEvent: {
+            /** @enum {string} */
+            type: "timeout";
+            /** @description the seat played for */
+            seat: number;
+            /** @description true when the seat is absent (played at once, no wait) */
+            absent?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
         GameCatalogue: {
             name: string;
             seats: number[];
@@ -1790,6 +1922,20 @@ export interface components {
             seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
             /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
+            /** @description the turn timer: the seat to move must move within this many seconds of the commit that made it its turn, else the server plays for it (timeout_level) and that version's events start with {"type": "timeout", "seat": s}. Absent or null: no timer */
+            turn_seconds?: number | null;
+            /**
+             * @description the computer player that plays for a seat whose time ran out, or an absent seat (default greedy)
+             * @enum {string}
+             */
+            timeout_level?: "random" | "greedy" | "expert";
+            /** @description after this many timeouts in a row a seat is absent: its turns are played at once by timeout_level until its token is used again on any session call */
+            absent_after?: number | null;
+            /**
+             * @description how many spectator tokens to issue (default 0): a spectator reads the session, its events and its stream with public information only, and never moves. Seats can add more later (POST /v1/sessions/{id}/spectators)
+             * @default 0
+             */
+            spectators: number;
         };
         SessionSeat: {
             seat: number;
@@ -1799,6 +1945,10 @@ export interface components {
             token?: string;
             /** @description bot seats only */
             level?: string;
+        };
+        SpectatorToken: {
+            /** @description a spectator's secret bearer token */
+            token: string;
         };
         Deal: {
             /** @description SHA-256 (hex) of the session's seed (UTF-8), fixed at creation: the seed revealed at the end must hash to it */
@@ -1812,17 +1962,29 @@ export interface components {
             /** @description above 0 when bots moved first */
             version: number;
             seats: components["schemas"]["SessionSeat"][];
+            /** @description one entry per spectator token asked for ([] for none) */
+            spectators: components["schemas"]["SpectatorToken"][];
             deal: components["schemas"]["Deal"];
         };
         SessionResponse: {
             id: string;
             version: number;
-            seat: number;
+            /** @description the token's seat; null for a spectator token */
+            seat: number | null;
             /** @description game.view of the seat */
             view: components["schemas"]["BankView"] | components["schemas"]["BasraView"];
             /** @description the seat's legal moves when it is its turn, else [] */
             moves: (components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
             deal: components["schemas"]["Deal"];
+            /**
+             * Format: date-time
+             * @description when the seat to move runs out of time (RFC 3339, UTC); null when no timer runs
+             */
+            deadline: string | null;
+            /** @description seconds left until the deadline as the server answered */
+            time_left: number | null;
+            /** @description the absent seats, ascending */
+            absent: number[];
         };
         SessionMoveRequest: {
             move: components["schemas"]["BankMove"] | components["schemas"]["BasraMove"];
@@ -1855,7 +2017,16 @@ export interface components {
             /** @description the seat's legal moves when it is its turn, else [] */
             moves: (components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
             /** @description the events of this move and the bots' replies, as this seat may see them */
-            events: (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"]))[];
+            events: (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"] | components["schemas"]["TimeoutEvent"]))[];
+            /**
+             * Format: date-time
+             * @description when the seat to move runs out of time (RFC 3339, UTC); null when no timer runs
+             */
+            deadline: string | null;
+            /** @description seconds left until the deadline as the server answered */
+            time_left: number | null;
+            /** @description the absent seats, ascending */
+            absent: number[];
         };
     };
     responses: {
