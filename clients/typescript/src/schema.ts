@@ -1079,7 +1079,8 @@ export interface components {
         };
         /** @description The preset and every option resolved. */
         BankResolvedRules: {
-            preset: string;
+            /** @enum {string} */
+            preset: "classic";
             target_score: number;
             /** @enum {string} */
             dealer_rule: "loser" | "finisher" | "starter" | "max_points" | "min_points";
@@ -1444,7 +1445,8 @@ export interface components {
         };
         /** @description The preset and every option resolved. */
         BasraResolvedRules: {
-            preset: string;
+            /** @enum {string} */
+            preset: "egyptian" | "levantine";
             /** @description the seat counts these rules can be played with */
             seats_allowed: (2 | 4)[];
             /** @enum {integer} */
