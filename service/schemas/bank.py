@@ -66,7 +66,7 @@ OPTIONS = {
     "per_card_penalty": choice(3, 6),
 }
 
-BankResolvedRulesSchema = resolved_rules("Bank", OPTIONS)
+BankResolvedRulesSchema = resolved_rules("Bank", ["classic"], OPTIONS)
 
 
 class BankClassesSchema(Open):

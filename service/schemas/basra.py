@@ -28,7 +28,7 @@ def at_least(minimum: int) -> dict[str, object]:
 BOOLEAN = {"type": "boolean"}
 OPTIONS = {
     "seats_allowed": {
-        "type": "array", "items": choice(*SEAT_COUNTS), "minItems": 1, "uniqueItems": True,
+        "type": "array", "items": choice(*SEAT_COUNTS), "minItems": 1,
         "description": "the seat counts these rules can be played with",
     },
     "hand_size": choice(4, 6),
@@ -47,7 +47,7 @@ OPTIONS = {
     "target_score": at_least(1),
 }  # fmt: skip
 
-BasraResolvedRulesSchema = resolved_rules("Basra", OPTIONS)
+BasraResolvedRulesSchema = resolved_rules("Basra", ["egyptian", "levantine"], OPTIONS)
 
 
 class BasraSchema(Schema):

@@ -63,7 +63,9 @@ class GameSchemas:
     options: Mapping[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def resolved_rules(title: str, options: Mapping[str, dict[str, Any]]) -> type[Schema]:
+def resolved_rules(
+    title: str, presets: Sequence[str], options: Mapping[str, dict[str, Any]]
+) -> type[Schema]:
     """The rules a state or a view echoes: the preset and every option, resolved."""
     documented = {
         name: fields.Raw(required=True, metadata=shape) for name, shape in options.items()
@@ -73,7 +75,7 @@ def resolved_rules(title: str, options: Mapping[str, dict[str, Any]]) -> type[Sc
         (Schema,),
         {
             "Meta": type("Meta", (), {"description": "The preset and every option resolved."}),
-            "preset": fields.String(required=True),
+            "preset": fields.String(required=True, validate=validate.OneOf(presets)),
             **documented,
         },
     )

@@ -14,7 +14,7 @@ from tests.redis_server import RedisServer
 
 # A click answers within a request or two; the cap only stops a page that never ends a game.
 MOST_CLICKS = 3000
-MID_MATCH = 8
+MID_MATCH = 4
 
 
 @pytest.fixture(scope="module")

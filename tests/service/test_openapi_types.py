@@ -94,3 +94,9 @@ def test_cards_have_a_pattern():
     checker = jsonschema_rs.Draft202012Validator(card)
     assert all(checker.is_valid(text) for text in ("7D", "TD", "10d", "as"))
     assert not any(checker.is_valid(text) for text in ("1D", "7X", "", "7DD"))
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_state_names_one_of_the_game_s_presets(game):
+    preset = SCHEMAS[f"{title_of(game)}ResolvedRules"]["properties"]["preset"]
+    assert preset["enum"] == sorted(get_game(game).catalogue()["presets"])

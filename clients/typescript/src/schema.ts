@@ -1079,7 +1079,8 @@ export interface components {
         };
         /** @description The preset and every option resolved. */
         BankResolvedRules: {
-            preset: string;
+            /** @enum {string} */
+            preset: "classic";
             target_score: number;
             /** @enum {string} */
             dealer_rule: "loser" | "finisher" | "starter" | "max_points" | "min_points";
@@ -1444,7 +1445,8 @@ export interface components {
         };
         /** @description The preset and every option resolved. */
         BasraResolvedRules: {
-            preset: string;
+            /** @enum {string} */
+            preset: "egyptian" | "levantine";
             /** @description the seat counts these rules can be played with */
             seats_allowed: (2 | 4)[];
             /** @enum {integer} */
@@ -1782,7 +1784,7 @@ export interface components {
              * @default expert
              * @enum {string}
              */
-            level: "random" | "greedy" | "expert";
+            level?: "random" | "greedy" | "expert";
             /** @description any string, used as given ('' included); the bot's randomness: the same state, level and seed give the same hint. Drawn at random when omitted. */
             seed?: string;
         };
@@ -1879,7 +1881,7 @@ export interface components {
              * @default expert
              * @enum {string}
              */
-            level: "random" | "greedy" | "expert";
+            level?: "random" | "greedy" | "expert";
             /** @description any string, used as given ('' included); the bot's randomness: the same state, level and seed give the same hint. Drawn at random when omitted. */
             seed?: string;
         };
@@ -1915,7 +1917,7 @@ export interface components {
              * @default basra
              * @enum {string}
              */
-            game: "bank" | "basra";
+            game?: "bank" | "basra";
             /** @description the game's rules: a preset and any options that override it (GET /v1/games lists them); default: the game's default preset. The game checks them. */
             rules?: components["schemas"]["BankRules"] | components["schemas"]["BasraRules"];
             /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human */
@@ -1935,7 +1937,7 @@ export interface components {
              * @description how many spectator tokens to issue (default 0): a spectator reads the session, its events and its stream with public information only, and never moves. Seats can add more later (POST /v1/sessions/{id}/spectators)
              * @default 0
              */
-            spectators: number;
+            spectators?: number;
         };
         SessionSeat: {
             seat: number;
