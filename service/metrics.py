@@ -54,6 +54,11 @@ LONG_POLLS = Gauge(
     "long polls (GET .../events) waiting for a move right now",
     multiprocess_mode="livesum",
 )
+STREAMS = Gauge(
+    "basra_event_streams_open",
+    "event streams (GET .../stream) open right now",
+    multiprocess_mode="livesum",
+)
 STORE_OPERATIONS = Histogram(
     "basra_store_operation_duration_seconds",
     "session store calls by operation and outcome: latency (its _count counts them)",

@@ -25,10 +25,12 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
+from prometheus_client import Gauge
 
 from engine.bots import choose_move
 from engine.game import Events, Game, get_game
@@ -44,6 +46,7 @@ from service.live import (
     Schedule,
     rfc3339,
 )
+from service.metrics import LONG_POLLS, STREAMS
 from service.schemas.envelopes import SessionMoveRequest
 from service.store import Change, Outcome, Session, SessionStore, StoreUnavailable
 
@@ -190,6 +193,7 @@ class Sessions:
         schedule: Schedule | None = None,
         clock: Clock = time.time,
         ping_seconds: float = STREAM_PING_SECONDS,
+        metrics: bool = False,
     ) -> None:
         """`client_seeds` lets a client choose the seed of a session with several human
         seats (tests, replays); otherwise only the server's secret seed deals those. `clock`
@@ -201,6 +205,7 @@ class Sessions:
         self.schedule = schedule or MemorySchedule()
         self.clock = clock
         self.ping_seconds = ping_seconds
+        self.metrics = metrics
         self.recent = Recent()
         self._scanner: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -555,7 +560,7 @@ class Sessions:
         seated = self.seated(session_id, authorization)
         game, seat = seated.known.game, seated.seat
         until = time.monotonic() + self.long_poll_seconds
-        with self.hub.watching(session_id) as watch:
+        with self.hub.watching(session_id) as watch, self._counted(LONG_POLLS):
             deadline = seated.known.live.deadline
             while True:
                 batches = self.store.events(session_id, after, 0)
@@ -582,7 +587,7 @@ class Sessions:
         self, session_id: str, game: Game, seat: int | None, after: int, known: Known
     ) -> Iterator[str]:
         yield ": ping\n\n"
-        with self.hub.watching(session_id) as watch:
+        with self.hub.watching(session_id) as watch, self._counted(STREAMS):
             deadline = known.live.deadline
             while True:
                 batches = self.store.events(session_id, after, 0)
@@ -599,6 +604,18 @@ class Sessions:
                 deadline = self._fire_if_due(session_id)
                 if not changed:
                     yield ": ping\n\n"
+
+    @contextmanager
+    def _counted(self, gauge: Gauge) -> Iterator[None]:
+        """`gauge` counts this reader while it reads (with METRICS on)."""
+        if not self.metrics:
+            yield
+            return
+        gauge.inc()
+        try:
+            yield
+        finally:
+            gauge.dec()
 
     def _until_deadline(self, deadline: float | None, longest: float) -> float:
         """How long a reader waits: `longest`, or less when the turn timer runs out first."""
