@@ -196,6 +196,9 @@ class RedisHub(Hub):
     message out to this process's readers of that session."""
 
     RECONNECT_SECONDS = 0.5
+    # How long a new reader waits for the subscription to hold (Redis down: it goes on, and
+    # its own store call fails fast as a 503).
+    SUBSCRIBE_SECONDS = 1.5
 
     def __init__(self, url: str, pattern: str, session_of: Callable[[str], str | None]) -> None:
         super().__init__()
@@ -220,7 +223,7 @@ class RedisHub(Hub):
                         target=self._listen, name="live-hub", daemon=True
                     )
                     self._listener.start()
-        self._subscribed.wait(5.0)
+        self._subscribed.wait(self.SUBSCRIBE_SECONDS)
 
     def close(self) -> None:
         self._stopping.set()
