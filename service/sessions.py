@@ -256,6 +256,8 @@ class Sessions:
             absent_after=body.get("absent_after"),
             spectators=tuple(digest(token) for token in watchers),
             timeouts=(0,) * len(seats),
+            time_bank=body.get("time_bank"),
+            banks=(float(body["time_bank"]),) * len(seats) if body.get("time_bank") else (),
         )
         state, batches, live = self._advance(game, session_id, seats, live, state, 0)
         session = Session(
@@ -357,7 +359,7 @@ class Sessions:
         game, version = known.game, known.version
         state, events = game.apply(known.state, move)
         batches = [tag(events, version + 1)]
-        live = known.live.present(seat)
+        live = known.live.spent(seat, self.clock()).present(seat)
         state, more, live = self._advance(game, known.id, known.seats, live, state, version + 1)
         batches += more
         after = replace(
@@ -420,10 +422,11 @@ class Sessions:
                 break
             version += 1
             batches.append(tag(events, version))
-        deadline = None
-        if live.turn_seconds is not None and game.to_move(state) is not None:
-            deadline = round(self.clock() + live.turn_seconds, 3)
-        return state, batches, replace(live, deadline=deadline)
+        deadline = began = None
+        if live.turn_seconds is not None and mover is not None:
+            began = round(self.clock(), 3)
+            deadline = round(began + live.turn_seconds + live.bank_of(mover), 3)
+        return state, batches, replace(live, deadline=deadline, turn_began=began)
 
     def _plan(self, session_id: str, live: Live) -> None:
         """Plan a look at the session's deadline before committing it: a plan whose commit
@@ -718,7 +721,12 @@ def due(live: Live, now: float) -> bool:
 def timing(live: Live, now: float) -> dict[str, Any]:
     """The turn timer as an answer shows it."""
     left = None if live.deadline is None else max(0.0, round(live.deadline - now, 3))
-    return {"deadline": rfc3339(live.deadline), "time_left": left, "absent": list(live.absent)}
+    return {
+        "deadline": rfc3339(live.deadline),
+        "time_left": left,
+        "absent": list(live.absent),
+        "time_banks": list(live.banks) if live.banks else None,
+    }
 
 
 def read_version(body: object) -> int:
