@@ -1,9 +1,12 @@
-"""Bot decision time on one core: `python -m bench.bots [--positions 200] [--level expert]`.
+"""Bot decision time on one core:
+`python -m bench.bots [--game basra] [--seats 2] [--positions 200] [--level expert]`.
 
-Takes every `stride`-th position of seeded greedy-vs-greedy matches (levantine, 2 seats),
-so early, middle and late positions of a round all appear, and times one decision of the
-level at each in this one process. Prints the median, p95 and worst time per move and the
-playouts per second of the expert. Target (issue #5): expert median <= 250 ms per move.
+Takes every `stride`-th position of seeded greedy-vs-greedy matches (Basra: levantine; any
+other game: its default preset), so early, middle and late positions of a round or deal
+all appear, and times one decision of the level at each in this one process. Prints the
+median, p95 and worst time per move, the same over the positions with a choice to make
+(two legal moves or more), and the playouts per second of the expert. Target (issue #5):
+expert median <= 250 ms per move.
 """
 
 import argparse
@@ -11,16 +14,21 @@ import statistics
 import time
 
 from engine.bots import LEVELS, choose_move
-from engine.bots.expert import ITERATIONS
+from engine.bots.expert import budget
+from engine.bots.search import search_of
 from engine.game import get_game
 
+PRESETS = {"basra": "levantine"}
 
-def positions(count: int, stride: int = 7) -> list:
-    game = get_game("basra")
+
+def positions(game_name: str, seats: int, count: int, stride: int = 7) -> list:
+    game = get_game(game_name)
+    preset = PRESETS.get(game_name)
     found = []
     match = 0
     while len(found) < count:
-        state = game.new({"preset": "levantine"}, 2, f"bench-bots-{match}")
+        rules = {"preset": preset} if preset else {}
+        state = game.new(rules, seats, f"bench-bots-{match}")
         ply = 0
         while game.to_move(state) is not None and len(found) < count:
             if ply % stride == match % stride:
@@ -31,28 +39,41 @@ def positions(count: int, stride: int = 7) -> list:
     return found
 
 
+def summary(label: str, times: list[float]) -> str:
+    ordered = sorted(times)
+    return (
+        f"{label}: median {statistics.median(times) * 1e3:.2f} ms/move, "
+        f"p95 {ordered[int(0.95 * len(ordered))] * 1e3:.2f} ms, worst {ordered[-1] * 1e3:.2f} ms"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--game", default="basra")
+    parser.add_argument("--seats", type=int, default=2)
     parser.add_argument("--positions", type=int, default=200)
     parser.add_argument("--level", choices=LEVELS, default="expert")
     args = parser.parse_args()
-    game = get_game("basra")
-    corpus = positions(args.positions)
+    game = get_game(args.game)
+    search = search_of(game)
+    corpus = positions(args.game, args.seats, args.positions)
     times = []
-    moves = 0
+    choices = []
+    playouts = 0
     for index, state in enumerate(corpus):
-        moves += len(game.legal_moves(state))
+        moves = len(game.legal_moves(state))
+        playouts += budget(search, moves) * moves
         started = time.perf_counter()
         choose_move(game, state, args.level, f"bench/{index}")
         times.append(time.perf_counter() - started)
-    ordered = sorted(times)
-    print(f"{args.level}: {len(times)} positions, one process")
-    print(
-        f"median {statistics.median(times) * 1e3:.2f} ms/move, "
-        f"p95 {ordered[int(0.95 * len(ordered))] * 1e3:.2f} ms, worst {ordered[-1] * 1e3:.2f} ms"
-    )
+        if moves > 1:
+            choices.append(times[-1])
+    print(f"{args.game}, {args.seats} seats, {args.level}: {len(times)} positions, one process")
+    print(summary("every position", times))
+    if choices:
+        print(summary(f"{len(choices)} positions with a choice", choices))
     if args.level == "expert":
-        print(f"{ITERATIONS * moves / sum(times):,.0f} playouts/s ({ITERATIONS} iterations a move)")
+        print(f"{playouts / sum(times):,.0f} playouts/s")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,9 @@ class Outcome:
 
 class Search(Protocol):
     """Search knowledge a game may offer its computer players (in the spirit of OpenSpiel's
-    evaluators). Without it, `engine.bots.search.Generic` derives both from the protocol."""
+    evaluators). Without it, `engine.bots.search.Generic` derives both from the protocol.
+    It may also offer `iterations(moves) -> int`, the expert's deals for a decision among
+    that many legal moves (engine/bots/expert.py `budget`)."""
 
     def move_value(self, state: Any, move: Any) -> tuple:
         """What the move is worth to its mover at once: a tuple whose first element is the

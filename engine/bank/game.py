@@ -7,6 +7,7 @@ from typing import Any
 from engine.bank import hidden, moves, play
 from engine.bank.moves import Move
 from engine.bank.rules import DEFAULT_PRESET, PRESETS, SEAT_COUNTS, Rules
+from engine.bank.search import BankSearch
 from engine.bank.state import MATCH_OVER, State
 from engine.game import Events, Outcome, register
 
@@ -15,8 +16,7 @@ class Bank:
     """Bank for the registry: every player is its own side."""
 
     name = "bank"
-    # Bank offers no search knowledge of its own yet: the bots use the generic one.
-    search = None
+    search = BankSearch()
 
     def catalogue(self) -> dict[str, Any]:
         return {

@@ -9,7 +9,9 @@ Using the same deal and playout seed for every move of an iteration compares mov
 equal luck.
 
 The budget is a number of iterations, so a decision depends on the seed alone; a time
-budget can cap it further, at the price of reproducibility.
+budget can cap it further, at the price of reproducibility. A game's search knowledge may
+set its own budget (`iterations(moves)`, by the number of legal moves); without it every
+decision gets ITERATIONS.
 """
 
 import random
@@ -17,11 +19,18 @@ import time
 from typing import Any
 
 from engine.bots.search import search_of
-from engine.game import Game
+from engine.game import Game, Search
 
 ITERATIONS = 24
 # Playout policy noise, in points: enough to vary the playouts of one deal a little.
 NOISE = 2.0
+
+
+def budget(search: Search, moves: int) -> int:
+    """The iterations a decision among `moves` legal moves gets: the game's own count when
+    its search knowledge offers one (`iterations(moves)`), else ITERATIONS."""
+    offered = getattr(search, "iterations", None)
+    return ITERATIONS if offered is None else offered(moves)
 
 
 def expert_player(
@@ -31,14 +40,15 @@ def expert_player(
     iterations: int | None = None,
     seconds: float | None = None,
 ) -> tuple[Any, list[tuple[Any, float]]]:
-    """The move with the best mean playout value over `iterations` deals (default
-    ITERATIONS, stopping early once `seconds` have passed), and every legal move with
-    its mean."""
-    iterations = iterations or ITERATIONS
+    """The move with the best mean playout value over `iterations` deals (default: the
+    game's budget, see `budget`; stopping early once `seconds` have passed), and every
+    legal move with its mean."""
     deadline = None if seconds is None else time.perf_counter() + seconds
     moves = game.legal_moves(state)
     seat = game.to_move(state)
-    playout = search_of(game).playout
+    search = search_of(game)
+    iterations = iterations or budget(search, len(moves))
+    playout = search.playout
     rng = random.Random(seed)
     totals = [0.0] * len(moves)
     done = 0

@@ -54,7 +54,45 @@ KEY_PARAMETER = {
     "applied again; the same key with another body is a 422. Keys expire with the session.",
 }
 FAILURES = (401, 404)
-LOCATION = {"Location": {"schema": {"type": "string"}, "description": "the new session's path"}}
+LOCATION = {
+    "Location": {"schema": {"type": "string"}, "description": "the new session's path"}
+}
+
+
+def session_operation(path: str, method: str) -> str:
+    """An OpenAPI operationRef to a session path (`~1` is the JSON pointer's `/`)."""
+    return f"#/paths/{path.replace('/', '~1')}/{method}"
+
+
+# What a creation answer leads to, with the session's id and the first seat's token (a bot
+# seat's token is absent: the call is then a 401). Stateful schemathesis follows these.
+SEAT_ZERO = {
+    "path.session_id": "$response.body#/id",
+    "header.Authorization": "Bearer {$response.body#/seats/0/token}",
+}
+CREATED_LINKS = {
+    "ReadSession": {
+        "operationRef": session_operation("/v1/sessions/{session_id}", "get"),
+        "parameters": SEAT_ZERO,
+        "description": "the session as seat 0 sees it",
+    },
+    "PlayMove": {
+        "operationRef": session_operation("/v1/sessions/{session_id}/moves", "post"),
+        "parameters": SEAT_ZERO,
+        "requestBody": {"version": "$response.body#/version"},
+        "description": "a move of seat 0 on the session's current version",
+    },
+    "ReadEvents": {
+        "operationRef": session_operation("/v1/sessions/{session_id}/events", "get"),
+        "parameters": SEAT_ZERO,
+        "description": "what happened since the creation",
+    },
+    "EndSession": {
+        "operationRef": session_operation("/v1/sessions/{session_id}", "delete"),
+        "parameters": SEAT_ZERO,
+        "description": "end the session",
+    },
+}
 RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}
 
 
@@ -112,7 +150,7 @@ def failures(*statuses: int):
 @blp.route("", methods=["POST"])
 @blp.arguments(CreateSessionRequest)
 @blp.response(201, CreateSessionResponse, headers=LOCATION)
-@blp.doc(parameters=[KEY_PARAMETER])
+@blp.doc(parameters=[KEY_PARAMETER], responses={201: {"links": CREATED_LINKS}})
 @store_down
 def create(body: dict[str, Any]) -> flask.Response:
     """Start a hosted game. Bot seats that move first have moved already (version > 0).

@@ -8,6 +8,7 @@ of its own is served with open object schemas: a new game needs nothing else her
 
 import apispec
 import yaml
+from apispec.ext.marshmallow import MarshmallowPlugin
 
 from service.schemas.common import GameSchemas, game_schemas
 from service.schemas.envelopes import (
@@ -15,6 +16,7 @@ from service.schemas.envelopes import (
     TimeoutEventSchema,
     component,
     schemas_of_games,
+    written_as_is,
 )
 
 __all__ = ["GameSchemas", "document", "game_schemas", "spec_yaml"]
@@ -23,6 +25,8 @@ __all__ = ["GameSchemas", "document", "game_schemas", "spec_yaml"]
 def document(spec: apispec.APISpec) -> None:
     """The components that fields refer to by $ref: every game's schemas, and the event
     a session tags with its version."""
+    plugin = next(plugin for plugin in spec.plugins if isinstance(plugin, MarshmallowPlugin))
+    plugin.converter.add_attribute_function(written_as_is)
     for schema in [*schemas_of_games(), SessionEventSchema, TimeoutEventSchema]:
         spec.components.schema(component(schema), schema=schema)
 

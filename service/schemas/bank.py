@@ -7,7 +7,14 @@ from typing import Any
 
 from marshmallow import INCLUDE, Schema, fields, validate
 
-from service.schemas.common import CardField, EventSchema, GameSchemas, cards, event_type
+from service.schemas.common import (
+    CardField,
+    EventSchema,
+    GameSchemas,
+    cards,
+    event_type,
+    resolved_rules,
+)
 
 SUITS = ["C", "D", "H", "S"]
 FINISHES = ["plain", "king", "trump_king", "run", "quad", "four_kings"]
@@ -43,10 +50,23 @@ def finish(**kwargs: Any) -> fields.String:
     return fields.String(validate=validate.OneOf(FINISHES), **kwargs)
 
 
-class BankResolvedRulesSchema(Open):
-    """The preset and every option resolved."""
+def choice(*values: object) -> dict[str, object]:
+    return {"type": "integer" if isinstance(values[0], int) else "string", "enum": list(values)}
 
-    preset = fields.String(required=True)
+
+OPTIONS = {
+    "target_score": {"type": "integer", "minimum": 1},
+    "dealer_rule": choice("loser", "finisher", "starter", "max_points", "min_points"),
+    "trump_mode": choice("per_player", "none", "single", "double", "senior_junior"),
+    "after_seven": choice("skip", "draw_then_play", "skip_and_draw", "none"),
+    "after_capture": choice("virtual_target", "free_lead", "turn_up"),
+    "hand_penalty": {"type": "boolean"},
+    "penalty_mode": choice("hand_points", "fixed", "per_card"),
+    "fixed_penalty": choice(15, 23, 31, 40, 48, 56),
+    "per_card_penalty": choice(3, 6),
+}
+
+BankResolvedRulesSchema = resolved_rules("Bank", OPTIONS)
 
 
 class BankClassesSchema(Open):
@@ -273,6 +293,7 @@ SCHEMAS = GameSchemas(
     move=BankMoveSchema,
     legal_move=BankLegalMoveSchema,
     side_score=BankSideScoreSchema,
+    options=OPTIONS,
     events=(
         BankLayEventSchema,
         BankQuadEventSchema,

@@ -2,16 +2,52 @@
 
 from marshmallow import INCLUDE, Schema, fields, validate
 
-from service.schemas.common import CardField, EventSchema, GameSchemas, cards, event_type
+from service.schemas.common import (
+    CardField,
+    EventSchema,
+    GameSchemas,
+    cards,
+    event_type,
+    resolved_rules,
+)
+
+SEAT_COUNTS = [2, 4]
+STATUSES = ["playing", "match_over"]
 
 
-class BasraResolvedRulesSchema(Schema):
-    """The resolved rules a state carries: the preset and every option."""
+def choice(*values: object) -> dict[str, object]:
+    kind = "boolean" if isinstance(values[0], bool) else (
+        "integer" if isinstance(values[0], int) else "string")  # fmt: skip
+    return {"type": kind, "enum": list(values)}
 
-    class Meta:
-        unknown = INCLUDE
 
-    preset = fields.String(required=True)
+def at_least(minimum: int) -> dict[str, object]:
+    return {"type": "integer", "minimum": minimum}
+
+
+BOOLEAN = {"type": "boolean"}
+OPTIONS = {
+    "seats_allowed": {
+        "type": "array", "items": choice(*SEAT_COUNTS), "minItems": 1, "uniqueItems": True,
+        "description": "the seat counts these rules can be played with",
+    },
+    "hand_size": choice(4, 6),
+    "initial_table_redeal": BOOLEAN,
+    "forced_capture": BOOLEAN,
+    "capture_policy": choice("max_cards", "any_family"),
+    "seven_diamonds_mode": choice("sweep", "wild", "plain"),
+    "seven_diamonds_basra_max_sum": at_least(1),
+    "table_seven_diamonds": choice("plain", "lone_wild"),
+    "basra_points": at_least(0),
+    "jack_basra_points": at_least(0),
+    "last_card_basra_counts": BOOLEAN,
+    "majority_points": at_least(0),
+    "card_points": BOOLEAN,
+    "tie_policy": choice("void_round_carry", "carry", "none"),
+    "target_score": at_least(1),
+}  # fmt: skip
+
+BasraResolvedRulesSchema = resolved_rules("Basra", OPTIONS)
 
 
 class BasraSchema(Schema):
@@ -56,17 +92,38 @@ class BasraViewSchema(Schema):
     class Meta:
         unknown = INCLUDE
 
-    game = fields.String(required=True)
-    rules = fields.Dict(required=True)
+    game = fields.String(required=True, validate=validate.Equal("basra"))
+    rules = fields.Nested(BasraResolvedRulesSchema, required=True)
+    seats = fields.Integer(required=True, validate=validate.OneOf(SEAT_COUNTS))
+    dealer = fields.Integer(required=True, validate=validate.Range(min=0, max=3))
+    turn = fields.Integer(
+        required=True, allow_none=True, metadata={"description": "null once the match is over"}
+    )
+    table = cards(required=True, metadata={"description": "in the order they arrived"})
+    captured = fields.List(cards(), required=True, metadata={"description": "one per side"})
+    basras = fields.List(
+        fields.List(fields.Nested(BasraSchema)),
+        required=True,
+        metadata={"description": "one per side: the basras it made"},
+    )
+    last_capturer = fields.Integer(
+        required=True, allow_none=True, metadata={"description": "the seat that captured last"}
+    )
+    scores = fields.List(
+        fields.Integer(), required=True, metadata={"description": "one per side, banked"}
+    )
+    carry = fields.Integer(
+        required=True, metadata={"description": "points carried over from a tied round"}
+    )
+    round = fields.Integer(required=True, validate=validate.Range(min=1))
+    status = fields.String(required=True, validate=validate.OneOf(STATUSES))
+    winner = fields.Integer(
+        required=True, allow_none=True, metadata={"description": "the winning side, once over"}
+    )
     seat = fields.Integer(required=True, allow_none=True)
     hand = cards(metadata={"description": "the seat's own cards (a seat's view only)"})
-    hand_sizes = fields.List(fields.Integer(), required=True)
+    hand_sizes = fields.List(fields.Integer(), required=True, metadata={"description": "per seat"})
     stock_size = fields.Integer(required=True)
-    table = cards(required=True)
-    captured = fields.List(cards(), required=True)
-    scores = fields.List(fields.Integer(), required=True)
-    turn = fields.Integer(required=True, allow_none=True)
-    status = fields.String(required=True)
 
 
 class BasraMoveSchema(Schema):
@@ -171,6 +228,7 @@ SCHEMAS = GameSchemas(
     move=BasraMoveSchema,
     legal_move=BasraLegalMoveSchema,
     side_score=BasraSideScoreSchema,
+    options=OPTIONS,
     events=(
         BasraMoveEventSchema,
         BasraCaptureEventSchema,

@@ -3,8 +3,8 @@ offers the service, and open object schemas for a game that has no module of its
 
 import importlib
 import importlib.util
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -58,6 +58,33 @@ class GameSchemas:
     legal_move: type[Schema]
     side_score: type[Schema]
     events: Sequence[type[Schema]]
+    # Each rule option's JSON schema (type, enum, bounds): the rules a request may send and
+    # the resolved rules a state echoes are documented from it; the game checks the values.
+    options: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def resolved_rules(title: str, options: Mapping[str, dict[str, Any]]) -> type[Schema]:
+    """The rules a state or a view echoes: the preset and every option, resolved."""
+    documented = {
+        name: fields.Raw(required=True, metadata=shape) for name, shape in options.items()
+    }
+    return type(
+        f"{title}ResolvedRulesSchema",
+        (Schema,),
+        {
+            "Meta": type("Meta", (), {"description": "The preset and every option resolved."}),
+            "preset": fields.String(required=True),
+            **documented,
+        },
+    )
+
+
+def tag_of(schema: type[Schema], name: str) -> str:
+    """The one value the field `name` of `schema` may hold (its validate.Equal)."""
+    for validator in schema._declared_fields[name].validators:
+        if isinstance(validator, validate.Equal):
+            return validator.comparable
+    raise ValueError(f"{schema.__name__}.{name} has no single value")
 
 
 class OpenObject(Schema):

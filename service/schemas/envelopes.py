@@ -19,8 +19,17 @@ from engine.bots import LEVELS
 from engine.game import Game, games, get_game
 from service.errors import ProblemSchema
 from service.live import DEFAULT_TIMEOUT_LEVEL, MAX_SPECTATORS, TIMEOUT_LEVELS
-from service.schemas.common import EventSchema, GameSchemas, event_type, game_schemas, title_of
+from service.schemas.common import (
+    EventSchema,
+    GameSchemas,
+    event_type,
+    game_schemas,
+    tag_of,
+    title_of,
+)
 
+# The metadata key of a field's JSON schema written as it is (see `written_as_is`).
+JSON_SCHEMA = "json_schema"
 # Hosted-session clients of v1 were written when Basra was the only game: they may omit it.
 DEFAULT_GAME = "basra"
 
@@ -37,6 +46,35 @@ def ref(schema: type[Schema]) -> dict[str, str]:
 def any_of(schemas: list[type[Schema]]) -> dict[str, Any]:
     """One of these shapes (anyOf: an open shape may match several)."""
     return {"anyOf": [ref(schema) for schema in schemas]}
+
+
+def tagged(schemas: list[type[Schema]], tag: str) -> dict[str, Any]:
+    """Exactly one of these shapes, told apart by the value of their field `tag` (an explicit
+    mapping, so that typed clients take the tag values, not the schema names); anyOf when
+    some shape does not fix its tag (a game served without a schema module)."""
+    try:
+        mapping = {tag_of(schema, tag): ref(schema)["$ref"] for schema in schemas}
+    except ValueError:
+        return any_of(schemas)
+    if len(mapping) < len(schemas):
+        return any_of(schemas)
+    return {
+        "oneOf": [ref(schema) for schema in schemas],
+        "discriminator": {"propertyName": tag, "mapping": mapping},
+    }
+
+
+def shaped(shape: dict[str, Any], **kwargs: Any) -> fields.Raw:
+    """A field documented by the JSON schema `shape` as it is (see `written_as_is`);
+    marshmallow loads it as any value, the game checks it."""
+    metadata = {JSON_SCHEMA: shape, **kwargs.pop("metadata", {})}
+    return fields.Raw(metadata=metadata, **kwargs)
+
+
+def written_as_is(converter: Any, field: fields.Field, **kwargs: Any) -> dict[str, Any]:
+    """apispec passes on only the keywords it knows of a field's metadata; a `shaped` field's
+    schema (a discriminator, `contains`...) goes into openapi.yaml whole."""
+    return dict(field.metadata.get(JSON_SCHEMA, {}))
 
 
 def schema_class(name: str, attributes: dict[str, Any], description: str = "") -> type[Schema]:
@@ -63,7 +101,7 @@ class RawObject(fields.Raw):
 
 def objects(shape: dict[str, Any], **kwargs: Any) -> fields.List:
     """A list of objects of `shape` (documentation: answers are written by the game)."""
-    return fields.List(fields.Dict(metadata=shape), **kwargs)
+    return fields.List(shaped(shape), **kwargs)
 
 
 def option_defaults(catalogue: dict[str, Any]) -> str:
@@ -92,8 +130,16 @@ def rules_schema(game: Game) -> type[Schema]:
                 },
             ),
             "preset": fields.String(
-                metadata={"description": "a preset name (see GET /v1/games)", "examples": [preset]}
+                metadata={
+                    "description": "a preset name (see GET /v1/games)",
+                    "examples": [preset],
+                    "enum": sorted(catalogue["presets"]),
+                }
             ),
+            **{
+                name: shaped(shape)
+                for name, shape in game_schemas(game.name).options.items()
+            },
         },
     )
 
@@ -157,8 +203,8 @@ def envelopes_of(name: str) -> Envelopes:
     def legal_move(**kwargs: Any) -> fields.Nested:
         return fields.Nested(shapes.legal_move, **kwargs)
 
-    events = objects(any_of(list(shapes.events)), required=True)
-    view = fields.Dict(required=True, metadata={"allOf": [ref(shapes.view)]})
+    events = objects(tagged(list(shapes.events), "type"), required=True)
+    view = shaped({"allOf": [ref(shapes.view)]}, required=True)
     alternative = schema_class(
         f"{title}HintAlternative",
         {
@@ -182,7 +228,12 @@ def envelopes_of(name: str) -> Envelopes:
                 ),
                 "seed": seed_field("same seed and rules give the same game"),
                 "seats": fields.Integer(
-                    strict=True, metadata={"description": f"{seats}; default {defaults[1]}"}
+                    strict=True,
+                    metadata={
+                        "description": f"{seats} (as the rules' seats_allowed permit); "
+                        f"default {defaults[1]}",
+                        "enum": catalogue["seats"],
+                    },
                 ),
             },
         ),
@@ -266,31 +317,34 @@ def every_event() -> dict[str, Any]:
     return any_of([event for name in games() for event in game_schemas(name).events])
 
 
-class RulesSchema(Schema):
-    """`{"preset": name, <option>: value, ...}`; the game checks every option."""
-
-    class Meta:
-        unknown = INCLUDE
-        description = (
-            "A preset and any rule options that override it; GET /v1/games lists every "
-            "game's presets and options with their defaults. Default: the game's default "
-            "preset. A state echoes every resolved option."
-        )
-
-    preset = fields.String(metadata={"description": "a preset name (see GET /v1/games)"})
-
-
 def registered(name: str) -> None:
     """A game name must be registered (checked at each call: the registry decides)."""
     if name not in games():
         raise ValidationError(f"Must be one of: {', '.join(games())}.")
 
 
+SEAT_REQUEST = "#/components/schemas/SessionSeatRequest"
+# What marshmallow's validator below checks, said in the schema: a bot seat has a level, a
+# human seat none.
+BOT_NEEDS_A_LEVEL = {
+    "if": {"properties": {"type": {"const": "bot"}}},
+    "then": {"required": ["level"]},
+    "else": {"not": {"required": ["level"]}},
+}
+
+
+def seat_counts() -> set[int]:
+    return {count for game in games().values() for count in game.catalogue()["seats"]}
+
+
 class SessionSeatRequest(Schema):
+    class Meta:
+        description = "A human seat (no level) or a bot seat (with its level)."
+
     type = fields.String(required=True, validate=validate.OneOf(["human", "bot"]))
     level = fields.String(
         validate=validate.OneOf(LEVELS),
-        metadata={"description": "bot seats only: how strongly the bot plays"},
+        metadata={"description": "bot seats only (required there): how strongly the bot plays"},
     )
 
     @validates_schema
@@ -310,13 +364,27 @@ class CreateSessionRequest(Schema):
             "enum": list(games()),
         },
     )
-    rules = fields.Nested(
-        RulesSchema, metadata={"description": "default: the game's default preset"}
+    rules = RawObject(
+        {"anyOf": [{"$ref": f"#/components/schemas/{title_of(name)}Rules"} for name in games()]},
+        "a preset and rule options",
+        metadata={
+            "description": "the game's rules: a preset and any options that override it (GET "
+            "/v1/games lists them); default: the game's default preset. The game checks them."
+        },
     )
     seats = fields.List(
         fields.Nested(SessionSeatRequest),
         required=True,
-        metadata={"description": "one entry per seat, as many as the game and its rules allow"},
+        metadata={
+            "description": "one entry per seat, as many as the game and its rules allow "
+            "(GET /v1/games), at least one human",
+            "minItems": min(seat_counts()),
+            "maxItems": max(seat_counts()),
+            JSON_SCHEMA: {
+                "contains": {"properties": {"type": {"const": "human"}}},
+                "items": {"allOf": [{"$ref": SEAT_REQUEST}, BOT_NEEDS_A_LEVEL]},
+            },
+        },
     )
     seed = seed_field(
         "what the deals derive from; refused when two or more seats are human (the server "
@@ -489,10 +557,10 @@ def session_events() -> dict[str, Any]:
     return {"type": "array", "items": session_event()}
 
 
-def session_view() -> fields.Dict:
-    return fields.Dict(
-        required=True,
-        metadata={"description": "game.view of the seat", "allOf": [every_game("view")]},
+def session_view() -> fields.Raw:
+    views = [game_schemas(name).view for name in games()]
+    return shaped(
+        tagged(views, "game"), required=True, metadata={"description": "game.view of the seat"}
     )
 
 

@@ -49,6 +49,8 @@ class Player:
         self.game = game
         self.errors: list[str] = []
         self.event_polls: list[str] = []
+        self.requested: list[str] = []
+        page.on("request", lambda request: self.requested.append(request.url))
         page.on("console", lambda message: message.type == "error" and self.errors.append(
             message.text))  # fmt: skip
         page.on("pageerror", lambda error: self.errors.append(str(error)))
@@ -70,6 +72,11 @@ class Player:
         page.click("#start")
         page.wait_for_selector("#hand .playable")
         self.shot("start")
+
+    def only_from(self, served: str) -> None:
+        """Everything the page fetched came from the service (it works offline)."""
+        assert self.requested
+        assert all(url.startswith(f"{served}/") for url in self.requested), self.requested
 
     def status(self) -> str:
         return self.page.get_attribute("body", "data-status") or ""
@@ -126,6 +133,7 @@ def test_a_whole_basra_match_by_clicking(served, player):
     assert player.page.locator("#events li[data-type=round_end]").count() == 1
     assert player.event_polls, "the page never asked for events"
     assert player.errors == []
+    player.only_from(served)
 
 
 @pytest.mark.parametrize("player", ["bank"], indirect=True)
@@ -145,3 +153,4 @@ def test_a_bank_deal_by_clicking(served, player):
     assert clicks > 0
     assert player.event_polls, "the page never asked for events"
     assert player.errors == []
+    player.only_from(served)

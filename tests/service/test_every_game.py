@@ -71,8 +71,16 @@ def test_every_registered_game_has_each_path_with_its_own_schemas():
         assert schemas[f"{title}ApplyRequest"]["properties"]["move"] == {
             "$ref": f"#/components/schemas/{title}Move"
         }
-        events = schemas[f"{title}ApplyResponse"]["properties"]["events"]["items"]["anyOf"]
-        assert len(events) > 1 and all(f"/{title}" in event["$ref"] for event in events)
+        events = schemas[f"{title}ApplyResponse"]["properties"]["events"]["items"]
+        assert len(events["oneOf"]) > 1
+        assert all(f"/{title}" in event["$ref"] for event in events["oneOf"])
+        # One schema per event type, told apart by `type` through an explicit mapping.
+        mapping = events["discriminator"]["mapping"]
+        assert events["discriminator"]["propertyName"] == "type"
+        assert sorted(mapping.values()) == sorted(event["$ref"] for event in events["oneOf"])
+        for tag, target in mapping.items():
+            tagged = schemas[target.rsplit("/", 1)[1]]["properties"]["type"]
+            assert tagged["enum"] == [tag]
 
 
 @pytest.mark.parametrize("action", [*ACTIONS, "nope/deeper"])

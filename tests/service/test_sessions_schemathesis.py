@@ -12,3 +12,17 @@ schema = served_schema(r"^/v1/sessions", {"REDIS_URL": None, "LONG_POLL_SECONDS"
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 def test_hosted_sessions_conform_to_openapi_yaml(case):
     case.call_and_validate(checks=CHECKS)
+
+
+class SessionSteps(schema.as_state_machine()):
+    """Stateful phase: the links of openapi.yaml chain a creation to reading the session,
+    moving, reading its events and ending it, with the id and token the creation gave."""
+
+    def validate_response(self, response, case, **kwargs):
+        case.validate_response(response, checks=CHECKS)
+
+
+TestSessionSteps = SessionSteps.TestCase
+TestSessionSteps.settings = settings(
+    max_examples=20, stateful_step_count=6, deadline=None, suppress_health_check=list(HealthCheck)
+)

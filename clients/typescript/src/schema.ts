@@ -856,6 +856,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{session_id}/spectators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new spectator token, asked for by any seat's token (a spectator's is 403); at most
+         *     16 per session (then 409). A spectator reads the session, its events and its stream with
+         *     public information only: `seat` null, `moves` [], no hand, no drawn card, no stock, no
+         *     seed; its moves are 403.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SpectatorToken"];
+                    };
+                };
+                401: components["responses"]["PROBLEM"];
+                403: components["responses"]["PROBLEM"];
+                404: components["responses"]["PROBLEM"];
+                409: components["responses"]["PROBLEM"];
+                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+                503: {
+                    headers: {
+                        /** @description seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The session's events as they are committed (seat or spectator token), as the long poll
+         *     filters them. Starts after `Last-Event-ID` or `?after=n`, else after the current version.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description resume after this version (what an EventSource sends on reconnecting): every later version once, in order */
+                    "Last-Event-ID"?: number;
+                };
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Server-sent events. Each committed version is one message: `id: <version>`, `event: events`, `data: <JSON array of that version's events as this token may see them, each tagged with its version>`. A comment line `: ping` comes at least every 15 s. When the session ends (deleted or expired) an `event: end` message, then the stream closes. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                401: components["responses"]["PROBLEM"];
+                404: components["responses"]["PROBLEM"];
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+                503: {
+                    headers: {
+                        /** @description seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{session_id}/events": {
         parameters: {
             query?: never;
@@ -890,7 +1012,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"]))[];
+                        "application/json": (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"] | components["schemas"]["TimeoutEvent"]))[];
                     };
                 };
                 401: components["responses"]["PROBLEM"];
@@ -955,10 +1077,25 @@ export interface components {
             /** @description Next page number. */
             next_page?: number;
         };
+        /** @description The preset and every option resolved. */
         BankResolvedRules: {
             preset: string;
-        } & {
-            [key: string]: unknown;
+            target_score: number;
+            /** @enum {string} */
+            dealer_rule: "loser" | "finisher" | "starter" | "max_points" | "min_points";
+            /** @enum {string} */
+            trump_mode: "per_player" | "none" | "single" | "double" | "senior_junior";
+            /** @enum {string} */
+            after_seven: "skip" | "draw_then_play" | "skip_and_draw" | "none";
+            /** @enum {string} */
+            after_capture: "virtual_target" | "free_lead" | "turn_up";
+            hand_penalty: boolean;
+            /** @enum {string} */
+            penalty_mode: "hand_points" | "fixed" | "per_card";
+            /** @enum {integer} */
+            fixed_penalty: 15 | 23 | 31 | 40 | 48 | 56;
+            /** @enum {integer} */
+            per_card_penalty: 3 | 6;
         };
         BankClasses: {
             C: number;
@@ -1052,7 +1189,10 @@ export interface components {
             seed?: string;
         };
         BankView: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             game: "bank";
             rules: components["schemas"]["BankResolvedRules"];
             seats: number;
@@ -1131,7 +1271,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankLayEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "lay";
             seat: number;
             /**
@@ -1143,7 +1286,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankQuadEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "quad";
             seat: number;
             /** @description in laying order */
@@ -1152,7 +1298,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankRunEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "run";
             seat: number;
             /** @description in laying order */
@@ -1161,7 +1310,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankDrawEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "draw";
             seat: number;
             /**
@@ -1175,14 +1327,20 @@ export interface components {
             [key: string]: unknown;
         };
         BankPassEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "pass";
             seat: number;
         } & {
             [key: string]: unknown;
         };
         BankCaptureEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "capture";
             /** @description the taker */
             seat: number;
@@ -1195,7 +1353,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankTurnUpEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "turn_up";
             /**
              * @description the new pack card
@@ -1207,7 +1368,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankSkipEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "skip";
             /** @description the seat that misses its turn */
             seat: number;
@@ -1215,7 +1379,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankOutEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "out";
             seat: number;
             place: number;
@@ -1226,7 +1393,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankDealEndEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "deal_end";
             deal: number;
             /** @enum {string} */
@@ -1243,7 +1413,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankMatchEndEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "match_end";
             winner: number | null;
             winners: number[];
@@ -1252,7 +1425,10 @@ export interface components {
             [key: string]: unknown;
         };
         BankDealEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "deal";
             deal: number;
             dealer: number;
@@ -1266,10 +1442,30 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description The preset and every option resolved. */
         BasraResolvedRules: {
             preset: string;
-        } & {
-            [key: string]: unknown;
+            /** @description the seat counts these rules can be played with */
+            seats_allowed: (2 | 4)[];
+            /** @enum {integer} */
+            hand_size: 4 | 6;
+            initial_table_redeal: boolean;
+            forced_capture: boolean;
+            /** @enum {string} */
+            capture_policy: "max_cards" | "any_family";
+            /** @enum {string} */
+            seven_diamonds_mode: "sweep" | "wild" | "plain";
+            seven_diamonds_basra_max_sum: number;
+            /** @enum {string} */
+            table_seven_diamonds: "plain" | "lone_wild";
+            basra_points: number;
+            jack_basra_points: number;
+            last_card_basra_counts: boolean;
+            majority_points: number;
+            card_points: boolean;
+            /** @enum {string} */
+            tie_policy: "void_round_carry" | "carry" | "none";
+            target_score: number;
         };
         Basra: {
             /**
@@ -1308,20 +1504,40 @@ export interface components {
             seed?: string;
         };
         BasraView: {
-            game: string;
-            rules: {
-                [key: string]: unknown;
-            };
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            game: "basra";
+            rules: components["schemas"]["BasraResolvedRules"];
+            /** @enum {integer} */
+            seats: 2 | 4;
+            dealer: number;
+            /** @description null once the match is over */
+            turn: number | null;
+            /** @description in the order they arrived */
+            table: string[];
+            /** @description one per side */
+            captured: string[][];
+            /** @description one per side: the basras it made */
+            basras: components["schemas"]["Basra"][][];
+            /** @description the seat that captured last */
+            last_capturer: number | null;
+            /** @description one per side, banked */
+            scores: number[];
+            /** @description points carried over from a tied round */
+            carry: number;
+            round: number;
+            /** @enum {string} */
+            status: "playing" | "match_over";
+            /** @description the winning side, once over */
+            winner: number | null;
             seat: number | null;
             /** @description the seat's own cards (a seat's view only) */
             hand?: string[];
+            /** @description per seat */
             hand_sizes: number[];
             stock_size: number;
-            table: string[];
-            captured: string[][];
-            scores: number[];
-            turn: number | null;
-            status: string;
         } & {
             [key: string]: unknown;
         };
@@ -1365,7 +1581,10 @@ export interface components {
             total: number;
         };
         BasraMoveEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "move";
             seat: number;
             /**
@@ -1378,7 +1597,10 @@ export interface components {
             [key: string]: unknown;
         };
         BasraCaptureEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "capture";
             seat: number;
             side: number;
@@ -1387,7 +1609,10 @@ export interface components {
             [key: string]: unknown;
         };
         BasraBasraEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "basra";
             seat: number;
             side: number;
@@ -1401,7 +1626,10 @@ export interface components {
             [key: string]: unknown;
         };
         BasraDealEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "deal";
             round: number;
             dealer: number;
@@ -1419,7 +1647,10 @@ export interface components {
             cards: string[];
         };
         BasraRoundEndEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "round_end";
             round: number;
             sweep: components["schemas"]["BasraSweep"];
@@ -1430,7 +1661,10 @@ export interface components {
             [key: string]: unknown;
         };
         BasraMatchEndEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "match_end";
             winner: number;
             scores: number[];
@@ -1441,6 +1675,16 @@ export interface components {
             type: string;
             /** @description the move's version */
             version: number;
+        } & {
+            [key: string]: unknown;
+        };
+        TimeoutEvent: {
+            /** @enum {string} */
+            type: "timeout";
+            /** @description the seat played for */
+            seat: number;
+            /** @description true when the seat is absent (played at once, no wait) */
+            absent?: boolean;
         } & {
             [key: string]: unknown;
         };
@@ -1467,16 +1711,36 @@ export interface components {
             /**
              * @description a preset name (see GET /v1/games)
              * @example classic
+             * @enum {string}
              */
-            preset?: string;
+            preset?: "classic";
+            target_score?: number;
+            /** @enum {string} */
+            dealer_rule?: "loser" | "finisher" | "starter" | "max_points" | "min_points";
+            /** @enum {string} */
+            trump_mode?: "per_player" | "none" | "single" | "double" | "senior_junior";
+            /** @enum {string} */
+            after_seven?: "skip" | "draw_then_play" | "skip_and_draw" | "none";
+            /** @enum {string} */
+            after_capture?: "virtual_target" | "free_lead" | "turn_up";
+            hand_penalty?: boolean;
+            /** @enum {string} */
+            penalty_mode?: "hand_points" | "fixed" | "per_card";
+            /** @enum {integer} */
+            fixed_penalty?: 15 | 23 | 31 | 40 | 48 | 56;
+            /** @enum {integer} */
+            per_card_penalty?: 3 | 6;
         };
         BankNewGameRequest: {
             /** @description default {"preset": "classic"} */
             rules?: components["schemas"]["BankRules"];
             /** @description any string, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
             seed?: string;
-            /** @description 2, 3 or 4; default 2 */
-            seats?: number;
+            /**
+             * @description 2, 3 or 4 (as the rules' seats_allowed permit); default 2
+             * @enum {integer}
+             */
+            seats?: 2 | 3 | 4;
         };
         BankStateResponse: {
             /** @description a whole Bank state, as the server wrote it */
@@ -1497,9 +1761,7 @@ export interface components {
         BankApplyResponse: {
             /** @description a whole Bank state, as the server wrote it */
             state: components["schemas"]["BankState"];
-            events: ({
-                [key: string]: unknown;
-            } | components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"])[];
+            events: (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"])[];
         };
         BankScoreResponse: {
             sides: components["schemas"]["BankSideScore"][];
@@ -1510,9 +1772,7 @@ export interface components {
             seat: number;
         };
         BankViewResponse: {
-            view: {
-                [key: string]: unknown;
-            } & components["schemas"]["BankView"];
+            view: components["schemas"]["BankView"];
         };
         BankHintRequest: {
             /** @description a whole Bank state, as the server wrote it */
@@ -1543,16 +1803,41 @@ export interface components {
             /**
              * @description a preset name (see GET /v1/games)
              * @example levantine
+             * @enum {string}
              */
-            preset?: string;
+            preset?: "egyptian" | "levantine";
+            /** @description the seat counts these rules can be played with */
+            seats_allowed?: (2 | 4)[];
+            /** @enum {integer} */
+            hand_size?: 4 | 6;
+            initial_table_redeal?: boolean;
+            forced_capture?: boolean;
+            /** @enum {string} */
+            capture_policy?: "max_cards" | "any_family";
+            /** @enum {string} */
+            seven_diamonds_mode?: "sweep" | "wild" | "plain";
+            seven_diamonds_basra_max_sum?: number;
+            /** @enum {string} */
+            table_seven_diamonds?: "plain" | "lone_wild";
+            basra_points?: number;
+            jack_basra_points?: number;
+            last_card_basra_counts?: boolean;
+            majority_points?: number;
+            card_points?: boolean;
+            /** @enum {string} */
+            tie_policy?: "void_round_carry" | "carry" | "none";
+            target_score?: number;
         };
         BasraNewGameRequest: {
             /** @description default {"preset": "levantine"} */
             rules?: components["schemas"]["BasraRules"];
             /** @description any string, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
             seed?: string;
-            /** @description 2 or 4; default 2 */
-            seats?: number;
+            /**
+             * @description 2 or 4 (as the rules' seats_allowed permit); default 2
+             * @enum {integer}
+             */
+            seats?: 2 | 4;
         };
         BasraStateResponse: {
             /** @description a whole Basra state, as the server wrote it */
@@ -1573,9 +1858,7 @@ export interface components {
         BasraApplyResponse: {
             /** @description a whole Basra state, as the server wrote it */
             state: components["schemas"]["BasraState"];
-            events: ({
-                [key: string]: unknown;
-            } | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"])[];
+            events: (components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"])[];
         };
         BasraScoreResponse: {
             sides: components["schemas"]["BasraSideScore"][];
@@ -1586,9 +1869,7 @@ export interface components {
             seat: number;
         };
         BasraViewResponse: {
-            view: {
-                [key: string]: unknown;
-            } & components["schemas"]["BasraView"];
+            view: components["schemas"]["BasraView"];
         };
         BasraHintRequest: {
             /** @description a whole Basra state, as the server wrote it */
@@ -1618,16 +1899,12 @@ export interface components {
             /** @example ok */
             status: string;
         };
-        /** @description A preset and any rule options that override it; GET /v1/games lists every game's presets and options with their defaults. Default: the game's default preset. A state echoes every resolved option. */
-        Rules: {
-            /** @description a preset name (see GET /v1/games) */
-            preset?: string;
-        };
+        /** @description A human seat (no level) or a bot seat (with its level). */
         SessionSeatRequest: {
             /** @enum {string} */
             type: "human" | "bot";
             /**
-             * @description bot seats only: how strongly the bot plays
+             * @description bot seats only (required there): how strongly the bot plays
              * @enum {string}
              */
             level?: "random" | "greedy" | "expert";
@@ -1639,12 +1916,26 @@ export interface components {
              * @enum {string}
              */
             game: "bank" | "basra";
-            /** @description default: the game's default preset */
-            rules?: components["schemas"]["Rules"];
-            /** @description one entry per seat, as many as the game and its rules allow */
-            seats: components["schemas"]["SessionSeatRequest"][];
-            /** @description any string, used as given ('' included); what the deals derive from. Drawn at random when omitted. */
+            /** @description the game's rules: a preset and any options that override it (GET /v1/games lists them); default: the game's default preset. The game checks them. */
+            rules?: components["schemas"]["BankRules"] | components["schemas"]["BasraRules"];
+            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human */
+            seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
+            /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
+            /** @description the turn timer: the seat to move must move within this many seconds of the commit that made it its turn, else the server plays for it (timeout_level) and that version's events start with {"type": "timeout", "seat": s}. Absent or null: no timer */
+            turn_seconds?: number | null;
+            /**
+             * @description the computer player that plays for a seat whose time ran out, or an absent seat (default greedy)
+             * @enum {string}
+             */
+            timeout_level?: "random" | "greedy" | "expert";
+            /** @description after this many timeouts in a row a seat is absent: its turns are played at once by timeout_level until its token is used again on any session call */
+            absent_after?: number | null;
+            /**
+             * @description how many spectator tokens to issue (default 0): a spectator reads the session, its events and its stream with public information only, and never moves. Seats can add more later (POST /v1/sessions/{id}/spectators)
+             * @default 0
+             */
+            spectators: number;
         };
         SessionSeat: {
             seat: number;
@@ -1655,25 +1946,45 @@ export interface components {
             /** @description bot seats only */
             level?: string;
         };
+        SpectatorToken: {
+            /** @description a spectator's secret bearer token */
+            token: string;
+        };
+        Deal: {
+            /** @description SHA-256 (hex) of the session's seed (UTF-8), fixed at creation: the seed revealed at the end must hash to it */
+            commitment: string;
+            /** @description the seed, once the match is over: POST /v1/games/{game}/new with it, the session's rules and seat count deals the very same match */
+            seed?: string;
+        };
         CreateSessionResponse: {
             id: string;
             game: string;
             /** @description above 0 when bots moved first */
             version: number;
             seats: components["schemas"]["SessionSeat"][];
+            /** @description one entry per spectator token asked for ([] for none) */
+            spectators: components["schemas"]["SpectatorToken"][];
+            deal: components["schemas"]["Deal"];
         };
         SessionResponse: {
             id: string;
             version: number;
-            seat: number;
+            /** @description the token's seat; null for a spectator token */
+            seat: number | null;
             /** @description game.view of the seat */
-            view: {
-                [key: string]: unknown;
-            } & (components["schemas"]["BankView"] | components["schemas"]["BasraView"]);
+            view: components["schemas"]["BankView"] | components["schemas"]["BasraView"];
             /** @description the seat's legal moves when it is its turn, else [] */
-            moves: ({
-                [key: string]: unknown;
-            } | components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
+            moves: (components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
+            deal: components["schemas"]["Deal"];
+            /**
+             * Format: date-time
+             * @description when the seat to move runs out of time (RFC 3339, UTC); null when no timer runs
+             */
+            deadline: string | null;
+            /** @description seconds left until the deadline as the server answered */
+            time_left: number | null;
+            /** @description the absent seats, ascending */
+            absent: number[];
         };
         SessionMoveRequest: {
             move: components["schemas"]["BankMove"] | components["schemas"]["BasraMove"];
@@ -1702,17 +2013,20 @@ export interface components {
         SessionMoveResponse: {
             version: number;
             /** @description game.view of the seat */
-            view: {
-                [key: string]: unknown;
-            } & (components["schemas"]["BankView"] | components["schemas"]["BasraView"]);
+            view: components["schemas"]["BankView"] | components["schemas"]["BasraView"];
             /** @description the seat's legal moves when it is its turn, else [] */
-            moves: ({
-                [key: string]: unknown;
-            } | components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
+            moves: (components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
             /** @description the events of this move and the bots' replies, as this seat may see them */
-            events: ({
-                [key: string]: unknown;
-            } & (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"])))[];
+            events: (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"] | components["schemas"]["TimeoutEvent"]))[];
+            /**
+             * Format: date-time
+             * @description when the seat to move runs out of time (RFC 3339, UTC); null when no timer runs
+             */
+            deadline: string | null;
+            /** @description seconds left until the deadline as the server answered */
+            time_left: number | null;
+            /** @description the absent seats, ascending */
+            absent: number[];
         };
     };
     responses: {

@@ -1,0 +1,191 @@
+"""Computer players on Bank: legal, deterministic, blind to hidden cards, stronger by level,
+and Bank's own search knowledge (engine/bank/search.py) doing what it says."""
+
+import random
+from argparse import Namespace
+from typing import Any
+
+import pytest
+
+from engine.bank.search import ITERATIONS, BankSearch, choose
+from engine.bots import LEVELS, choose_move, hint
+from engine.bots.arena import run
+from engine.bots.expert import budget
+from engine.bots.search import search_of
+from engine.game import get_game
+from tests.engine.bank_builders import bank_state
+
+GAME = get_game("bank")
+SEARCH = BankSearch()
+
+
+def positions(seats: int, count: int, seed: str, rules: dict[str, Any] | None = None) -> list:
+    """`count` positions with a choice to make (two legal moves or more) and cards left
+    in the stock, spread over a match played with random moves."""
+    rng = random.Random(seed)
+    state = GAME.new(rules or {}, seats, seed)
+    found = []
+    while GAME.to_move(state) is not None and len(found) < count:
+        if len(GAME.legal_moves(state)) > 1 and len(state.stock) > 1 and rng.random() < 0.3:
+            found.append(state)
+        state, _ = GAME.apply(state, rng.choice(GAME.legal_moves(state)))
+    return found
+
+
+def hidden_shuffle(state: Any, seat: int, rng: random.Random) -> Any:
+    """The same state as `seat` sees it, with the cards it cannot see (the other hands and
+    the stock) dealt around anew and another seed."""
+    unseen = [*(c for s, hand in enumerate(state.hands) if s != seat for c in hand), *state.stock]
+    rng.shuffle(unseen)
+    hands = []
+    for other, hand in enumerate(state.hands):
+        if other == seat:
+            hands.append(hand)
+        else:
+            hands.append(tuple(sorted(unseen[: len(hand)])))
+            unseen = unseen[len(hand) :]
+    return state._replace(hands=tuple(hands), stock=tuple(unseen), seed="another seed")
+
+
+def position(seats: int = 2, **fields: Any) -> Any:
+    return GAME.read(bank_state(seats, **fields))
+
+
+def test_bank_offers_its_own_search_knowledge() -> None:
+    assert isinstance(search_of(GAME), BankSearch)
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_level_plays_a_legal_move(seats: int, level: str) -> None:
+    found = positions(seats, 8 if level == "expert" else 40, f"legal/{seats}")
+    assert len(found) >= 8
+    for index, state in enumerate(found):
+        legal = GAME.legal_moves(state)
+        move, alternatives = hint(GAME, state, level, f"seed {index}")
+        assert move in legal
+        assert [alternative for alternative, _ in alternatives] == legal
+        assert all(isinstance(value, float) for _, value in alternatives)
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"after_capture": "free_lead", "after_seven": "draw_then_play"},
+        {"after_capture": "turn_up", "after_seven": "skip_and_draw", "trump_mode": "double"},
+        {"trump_mode": "senior_junior", "penalty_mode": "per_card", "after_seven": "none"},
+    ],
+)
+def test_every_level_plays_under_other_options(rules: dict[str, Any]) -> None:
+    for index, state in enumerate(positions(3, 4, f"options/{rules}", rules)):
+        for level in LEVELS:
+            assert choose_move(GAME, state, level, f"o{index}") in GAME.legal_moves(state)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_same_seed_same_decision(level: str) -> None:
+    for index, state in enumerate(positions(3, 5, "determinism")):
+        first = hint(GAME, state, level, f"s{index}")
+        assert hint(GAME, state, level, f"s{index}") == first
+        assert choose_move(GAME, state, level, f"s{index}") == first[0]
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+@pytest.mark.parametrize("level", LEVELS)
+def test_decision_ignores_cards_the_seat_cannot_see(seats: int, level: str) -> None:
+    rng = random.Random(f"{seats}{level}")
+    for index, state in enumerate(positions(seats, 4, f"hidden/{seats}")):
+        seat = GAME.to_move(state)
+        other = hidden_shuffle(state, seat, rng)
+        assert other.hands != state.hands or other.stock != state.stock
+        assert GAME.view(other, seat) == GAME.view(state, seat)
+        assert hint(GAME, other, level, f"h{index}") == hint(GAME, state, level, f"h{index}")
+
+
+def test_the_expert_spends_its_playouts_on_choices() -> None:
+    assert budget(SEARCH, 1) == 1
+    assert budget(SEARCH, 3) == ITERATIONS
+    assert budget(search_of(get_game("basra")), 1) == 24
+
+
+def test_greedy_goes_out_with_a_quad_for_its_bonus() -> None:
+    # JH beats QH, but the four jacks empty the hand: 75 points at once.
+    state = position(hands={0: "JC JD JH JS", 1: "7S 9S"}, bank="AH/P QH/1")
+    move, alternatives = hint(GAME, state, "greedy", "g")
+    assert move.type == "quad"
+    values = {m: v for m, v in alternatives}
+    assert {v for m, v in values.items() if m.type == "quad"} == {75.0}
+    assert values[GAME.read_move(state, {"type": "lay", "card": "JH"})] == 0.0
+
+
+def test_greedy_sheds_points_rather_than_a_card_that_beats_many() -> None:
+    # The ten and the six both beat the ace of hearts: the ten's points leave the hand,
+    # the six (it beats every heart) stays for later.
+    state = position(hands={0: "6H TH 7C 9D", 1: "7S 9S"}, bank="KC/P AH/1")
+    assert choose_move(GAME, state, "greedy", "g").cards == ("TH",)
+
+
+def test_greedy_saves_a_rich_bank_with_an_eight() -> None:
+    # Nothing beats the six and the stock is empty: passing hands the 22 points of the
+    # bank to seat 1, while the eight keeps it, its follow-up being seat 0's own.
+    state = position(hands={0: "8C 9D", 1: "7S 9S"}, bank="AH/P TH/0 6H/1", rest_to=1)
+    move, alternatives = hint(GAME, state, "greedy", "g")
+    assert move.cards == ("8C",)
+    assert dict((m.type, v) for m, v in alternatives)["pass"] == -22.0
+
+
+def test_the_playout_ends_with_the_deal_as_the_rules_score_it() -> None:
+    # Seat 0 goes out with its last card: 20 for going out, seat 1 the loser with 12 + 5
+    # points in hand. The bank on the table is discarded.
+    state = position(hands={0: "6H", 1: "AS KS"}, bank="AH/P 9H/1")
+    (move,) = GAME.legal_moves(state)
+    assert SEARCH.playout(state, move, 0, random.Random(1), 2.0) == 20 + 17
+    assert SEARCH.playout(state, move, 1, random.Random(1), 2.0) == -(20 + 17)
+
+
+def replayed_difference(state: Any, move: Any, seat: int, rng: random.Random) -> int:
+    """Play `move`, then the playout policy through the game protocol to the deal's end;
+    the deal's total for `seat` minus the best other seat's, from the deal_end event."""
+    state, events = GAME.apply(state, move)
+    while not any(event["type"] == "deal_end" for event in events):
+        state, events = GAME.apply(state, choose(state, rng, 2.0))
+    (deal_end,) = (event for event in events if event["type"] == "deal_end")
+    totals = [side["total"] for side in deal_end["sides"]]
+    return totals[seat] - max(total for other, total in enumerate(totals) if other != seat)
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+def test_the_playout_difference_is_the_deal_as_the_rules_score_it(seats: int) -> None:
+    for index, state in enumerate(positions(seats, 5, f"playout/{seats}")):
+        seat = GAME.to_move(state)
+        for move in GAME.legal_moves(state):
+            value = SEARCH.playout(state, move, seat, random.Random(index), 2.0)
+            assert value == replayed_difference(state, move, seat, random.Random(index))
+
+
+def duel(a: str, b: str, matches: int, target: int) -> int:
+    """Matches of 2 seats to `target` points between levels `a` and `b` (`a` in seat 0 of
+    even matches, seat 1 of odd ones); how many `a` wins."""
+    wins = 0
+    for index in range(matches):
+        state = GAME.new({"target_score": target}, 2, f"duel/{index}")
+        a_seat = index % 2
+        ply = 0
+        while (seat := GAME.to_move(state)) is not None:
+            level = a if seat == a_seat else b
+            state, _ = GAME.apply(state, choose_move(GAME, state, level, f"{index}/{ply}"))
+            ply += 1
+        wins += a_seat in GAME.outcome(state).winners
+    return wins
+
+
+def test_greedy_beats_random_in_the_arena() -> None:
+    tally = run(
+        Namespace(game="bank", a="greedy", b="random", matches=24, preset="", seats=2, jobs=1,
+                  seed="tests")
+    )  # fmt: skip
+    assert tally.a_wins >= 15
+
+
+def test_expert_beats_random() -> None:
+    assert duel("expert", "random", 12, 100) >= 7
