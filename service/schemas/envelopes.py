@@ -427,9 +427,9 @@ class CreateSessionRequest(Schema):
             "a move takes what it used beyond turn_seconds from it, and a timeout empties it"
         },
     )
+    # No load_default: a documented default makes typed clients require the field.
     spectators = fields.Integer(
         strict=True,
-        load_default=0,
         validate=validate.Range(min=0, max=MAX_SPECTATORS),
         metadata={
             "description": "how many spectator tokens to issue (default 0): a spectator reads "

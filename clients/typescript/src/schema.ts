@@ -1931,11 +1931,10 @@ export interface components {
             timeout_level?: "random" | "greedy" | "expert";
             /** @description after this many timeouts in a row a seat is absent: its turns are played at once by timeout_level until its token is used again on any session call */
             absent_after?: number | null;
-            /**
-             * @description how many spectator tokens to issue (default 0): a spectator reads the session, its events and its stream with public information only, and never moves. Seats can add more later (POST /v1/sessions/{id}/spectators)
-             * @default 0
-             */
-            spectators: number;
+            /** @description with turn_seconds: seconds each seat may spend beyond turn_seconds over the whole match; its deadline is turn_seconds plus what is left of its bank, a move takes what it used beyond turn_seconds from it, and a timeout empties it */
+            time_bank?: number | null;
+            /** @description how many spectator tokens to issue (default 0): a spectator reads the session, its events and its stream with public information only, and never moves. Seats can add more later (POST /v1/sessions/{id}/spectators) */
+            spectators?: number;
         };
         SessionSeat: {
             seat: number;
@@ -1985,6 +1984,8 @@ export interface components {
             time_left: number | null;
             /** @description the absent seats, ascending */
             absent: number[];
+            /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
+            time_banks: number[] | null;
         };
         SessionMoveRequest: {
             move: components["schemas"]["BankMove"] | components["schemas"]["BasraMove"];
@@ -2027,6 +2028,8 @@ export interface components {
             time_left: number | null;
             /** @description the absent seats, ascending */
             absent: number[];
+            /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
+            time_banks: number[] | null;
         };
     };
     responses: {
