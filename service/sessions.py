@@ -565,6 +565,8 @@ class Sessions:
         until = time.monotonic() + self.long_poll_seconds
         with self.hub.watching(session_id) as watch, self._counted(LONG_POLLS):
             deadline = seated.known.live.deadline
+            # A session's timer settings never change: an untimed one has nothing to fire.
+            timed = seated.known.live.turn_seconds is not None
             while True:
                 batches = self.store.events(session_id, after, 0)
                 if batches is None:
@@ -575,7 +577,8 @@ class Sessions:
                 if remaining <= 0 or self.hub.draining:
                     return []
                 watch.wait(self._until_deadline(deadline, remaining))
-                deadline = self._fire_if_due(session_id)
+                if timed:
+                    deadline = self._fire_if_due(session_id)
 
     def stream(
         self, session_id: str, authorization: str | None, after: int | None
@@ -592,6 +595,7 @@ class Sessions:
         yield ": ping\n\n"
         with self.hub.watching(session_id) as watch, self._counted(STREAMS):
             deadline = known.live.deadline
+            timed = known.live.turn_seconds is not None
             while True:
                 batches = self.store.events(session_id, after, 0)
                 if batches is None:
@@ -604,7 +608,8 @@ class Sessions:
                 if self.hub.draining:
                     return  # the worker is stopping: the client resumes on another one
                 changed = watch.wait(self._until_deadline(deadline, self.ping_seconds))
-                deadline = self._fire_if_due(session_id)
+                if timed:
+                    deadline = self._fire_if_due(session_id)
                 if not changed:
                     yield ": ping\n\n"
 
