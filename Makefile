@@ -55,8 +55,13 @@ test: venv redis-server chromium $(CLIENT)/node_modules/.installed
 run: $(VENV)/.serve
 	$(VENV)/bin/gunicorn -c gunicorn.conf.py service.wsgi:app
 
-bench: venv
-	$(PY) -m bench.engine && $(PY) -m bench.http && $(PY) -m bench.sessions
+# The benchmarks' peer, OpenSpiel, comes with the optional `bench` extra.
+$(VENV)/.bench-installed: $(VENV)/.installed
+	$(PY) -m pip install -e '.[test,bench]'
+	touch $@
+
+bench: venv redis-server $(VENV)/.bench-installed
+	$(PY) -m bench
 
 lint: venv
 	$(VENV)/bin/ruff check .

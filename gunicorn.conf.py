@@ -24,6 +24,14 @@ workers = (
     else 1
 )
 threads = int(os.environ.get("GUNICORN_THREADS", "8"))
+# Fair turns under gevent: gevent's recv returns at once when the next request of a
+# keep-alive connection has already arrived, so a connection whose client answers fast
+# is served again and again without yielding while the others wait (p99 in the hundreds of
+# ms for CPU-bound requests). After each answer the greenlet steps aside until the next turn
+# of the event loop, behind every connection with a request waiting.
+# GUNICORN_FAIR_TURNS=0 turns this off (to compare worker models).
+fair_turns = os.environ.get("GUNICORN_FAIR_TURNS", "1") != "0"
+TURN_SECONDS = 1e-6  # any delay > 0 waits for the loop's next turn; sleep(0) would not
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 10
 keepalive = 5
@@ -40,10 +48,15 @@ access_log_format = (
 
 class JsonAtoms(glogging.SafeAtoms):
     """Atoms escaped as JSON string content (gunicorn's own escape covers quotes only), so
-    every access line is one valid JSON object whatever a client puts in its path or headers."""
+    every access line is one valid JSON object whatever a client puts in its path or headers.
+    Escaped when the format reads them: gunicorn offers some fifty atoms a request (every
+    header and environ entry), the format uses ten."""
 
     def __init__(self, atoms: dict[str, Any]) -> None:
-        dict.__init__(self, {key: json.dumps(str(value))[1:-1] for key, value in atoms.items()})
+        dict.__init__(self, atoms)
+
+    def __getitem__(self, key: str) -> str:
+        return json.dumps(str(super().__getitem__(key)))[1:-1]
 
 
 class JsonAccessLogger(glogging.Logger):
@@ -77,3 +90,10 @@ def post_worker_init(worker: Any) -> None:
     from service.shutdown import answer_long_polls_on_stop
 
     answer_long_polls_on_stop(worker)
+
+def post_request(worker: Any, req: Any, environ: dict[str, Any], resp: Any) -> None:
+    """gunicorn hook, after each answer is written: a gevent worker's fair turn."""
+    if fair_turns and worker.__class__.__module__ == "gunicorn.workers.ggevent":
+        import gevent  # only a gevent worker has gevent's hub to yield to
+
+        gevent.sleep(TURN_SECONDS)

@@ -19,10 +19,20 @@ class Result:
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
     failures: int = 0
+    # Requests answered on each connection (the n-th of every slice counted together):
+    # unfair scheduling starves some.
+    answered: list[int] = field(default_factory=list)
 
     @property
     def rate(self) -> float:
         return len(self.latencies) / self.seconds
+
+    @property
+    def spread(self) -> float:
+        """The most requests one connection had answered over the fewest (1.0 is perfectly
+        fair; inf when one was never answered)."""
+        fewest = min(self.answered, default=0)
+        return max(self.answered) / fewest if fewest else float("inf")
 
     def percentile(self, share: float) -> float:
         ordered = sorted(self.latencies)
@@ -47,7 +57,10 @@ def closed_loop(senders: list[Send], seconds: float, result: Result) -> Result:
     stop = time.perf_counter() + seconds
     lock = threading.Lock()
 
-    def client(send: Send) -> None:
+    if len(result.answered) < len(senders):
+        result.answered += [0] * (len(senders) - len(result.answered))
+
+    def client(index: int, send: Send) -> None:
         latencies, failures = [], 0
         while time.perf_counter() < stop:
             latency, ok = send()
@@ -56,8 +69,11 @@ def closed_loop(senders: list[Send], seconds: float, result: Result) -> Result:
         with lock:
             result.latencies += latencies
             result.failures += failures
+            result.answered[index] += len(latencies)
 
-    threads = [threading.Thread(target=client, args=(send,)) for send in senders]
+    threads = [
+        threading.Thread(target=client, args=(index, send)) for index, send in enumerate(senders)
+    ]
     began = time.perf_counter()
     for thread in threads:
         thread.start()
@@ -80,12 +96,14 @@ def in_turn(loads: list[tuple[str, Load]], seconds: float, slices: int) -> list[
 def report(
     results: list[Result], heading: str, width: int, rate: str, count: str | None = None
 ) -> None:
-    """One row per result: rate, p50 and p99 latency, (the request count,) failures."""
+    """One row per result: rate, p50 and p99 latency, (the request count,) failures, and
+    the spread of requests answered per connection."""
     counted = f"{count:>8}" if count else ""
-    print(f"{heading:<{width}}{rate:>10}{'p50 ms':>10}{'p99 ms':>10}{counted}{'failed':>8}")
+    print(f"{heading:<{width}}{rate:>10}{'p50 ms':>10}{'p99 ms':>10}{counted}{'failed':>8}"
+          f"{'spread':>8}")  # fmt: skip
     for result in results:
         counted = f"{len(result.latencies):>8}" if count else ""
         print(
             f"{result.name:<{width}}{result.rate:>10.0f}{result.percentile(0.5):>10.2f}"
-            f"{result.percentile(0.99):>10.2f}{counted}{result.failures:>8}"
+            f"{result.percentile(0.99):>10.2f}{counted}{result.failures:>8}{result.spread:>8.1f}"
         )

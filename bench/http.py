@@ -1,14 +1,16 @@
-"""HTTP throughput of the stateless API against its own floor, in one run.
+"""HTTP throughput and tail latency of the stateless API against its own floor, in one run.
 
-    python -m bench.http [--seconds 5] [--connections 8]
+    python -m bench.http [--seconds 5] [--connections 16 64] [-- gunicorn options]
 
 Starts gunicorn with the production gunicorn.conf.py on a free port (BENCH_ECHO=1 adds
-POST /bench/echo, which only parses the body the same way and writes it back with orjson),
-builds a corpus of realistic states from seeded random games, warms up, then measures
-requests/s and p50/p99 latency of legal-moves, apply and the echo of the very same bodies
-with a closed-loop client (one keep-alive connection per thread), in half-second
-slices taken in turn. It ends with the cost of
-checking a full state: the game's reader against a deep marshmallow schema.
+POST /bench/echo, which only parses the body the same way and writes it back with orjson;
+options after `--` go to gunicorn, e.g. `-- -k gthread --threads 8` to compare worker
+models), builds a corpus of realistic states from seeded random games, warms up, then
+measures requests/s and p50/p99 latency of legal-moves, apply and the echo of the very
+same bodies with a closed-loop client (one keep-alive connection per thread), at each
+connection count, in half-second slices taken in turn. Targets: each endpoint >= 0.75 x
+the echo's throughput and p99 <= 3 x the echo's p99 at the same load. It ends with the
+cost of checking a full state: the game's reader against a deep marshmallow schema.
 """
 
 import argparse
@@ -25,12 +27,14 @@ from pathlib import Path
 import orjson
 
 from bench.harness import JSON, Load, Result, closed_loop, in_turn, post, report
+from bench.report import Target, print_targets
 from engine.game import get_game
 from service.schemas.basra import BasraStateSchema
 from service.schemas.envelopes import envelopes_of
 from tests.gunicorn_server import gunicorn
 
-TARGET = 0.6  # legal-moves must reach this share of the echo floor
+THROUGHPUT_GOAL = 0.75  # each endpoint's share of the echo floor's requests/s
+P99_GOAL = 3.0  # each endpoint's p99 latency against the echo's, at the same load
 SLICE_SECONDS = 0.5
 
 
@@ -98,15 +102,26 @@ def state_check_cost(pairs: list[tuple[dict, dict]]) -> list[tuple[str, float]]:
     ]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="per endpoint")
-    parser.add_argument("--warmup", type=float, default=1.0, help="per endpoint")
-    parser.add_argument("--connections", type=int, default=8)
-    parser.add_argument("--corpus", type=int, default=300, help="distinct states")
-    args = parser.parse_args()
+def endpoint_targets(connections: int, results: list[Result]) -> list[Target]:
+    """Throughput and p99 of legal-moves and apply against the echo of their own bodies."""
+    legal, legal_echo, apply, apply_echo = results
+    targets = []
+    for name, endpoint, echo in (("legal-moves", legal, legal_echo), ("apply", apply, apply_echo)):
+        floor = f"echo, {connections} conns"
+        targets += [
+            Target(f"http {name} @{connections} req/s", endpoint.rate, "req/s", echo.rate,
+                   floor, THROUGHPUT_GOAL),
+            Target(f"http {name} @{connections} p99", endpoint.percentile(0.99), "ms",
+                   echo.percentile(0.99), floor, P99_GOAL, higher=False),
+        ]  # fmt: skip
+    return targets
 
-    pairs = corpus(args.corpus)
+
+def measure(
+    seconds: float, warmup: float, connections: list[int], size: int, options: list[str]
+) -> list[Target]:
+    """Print the HTTP figures and return the targets, for each connection count."""
+    pairs = corpus(size)
     legal_bodies = [orjson.dumps({"state": state}) for state, _ in pairs]
     apply_bodies = [orjson.dumps({"state": state, "move": move}) for state, move in pairs]
     envelopes_of("basra").apply().load(orjson.loads(apply_bodies[0]))  # the corpus speaks the API
@@ -114,35 +129,45 @@ def main() -> None:
 
     # A REDIS_URL in the shell reaches gunicorn, as it always has: the worker count follows it.
     redis = {"REDIS_URL": os.environ["REDIS_URL"]} if "REDIS_URL" in os.environ else {}
+    targets, failures = [], 0
     with tempfile.TemporaryDirectory() as scratch:
         log = Path(scratch) / "gunicorn.log"
-        with gunicorn(log, BENCH_ECHO="1", **redis) as server:
-            runs = [
-                ("legal-moves", "/v1/games/basra/legal-moves", legal_bodies),
-                ("echo of legal-moves bodies", "/bench/echo", legal_bodies),
-                ("apply", "/v1/games/basra/apply", apply_bodies),
-                ("echo of apply bodies", "/bench/echo", apply_bodies),
-            ]
-            loads = [
-                (name, hammer(server.port, path, bodies, args.connections))
-                for name, path, bodies in runs
-            ]
-            in_turn(loads, args.warmup, 1)  # the warm-up, not reported
-            slices = max(1, round(args.seconds / SLICE_SECONDS))
-            results = in_turn(loads, args.seconds, slices)
-
-    print(f"\n{args.connections} connections, {args.seconds:g} s each after {args.warmup:g} s "
-          "warm-up, production gunicorn.conf.py")  # fmt: skip
-    report(results, "endpoint", 30, "req/s")
-    legal, legal_echo, apply, apply_echo = results
-    ratio = legal.rate / legal_echo.rate
-    print(f"\nlegal-moves / echo = {ratio:.2f} (target >= {TARGET})")
-    print(f"apply / echo       = {apply.rate / apply_echo.rate:.2f}")
+        with gunicorn(log, *options, BENCH_ECHO="1", **redis) as server:
+            for count in connections:
+                runs = [
+                    ("legal-moves", "/v1/games/basra/legal-moves", legal_bodies),
+                    ("echo of legal-moves bodies", "/bench/echo", legal_bodies),
+                    ("apply", "/v1/games/basra/apply", apply_bodies),
+                    ("echo of apply bodies", "/bench/echo", apply_bodies),
+                ]
+                loads = [
+                    (name, hammer(server.port, path, bodies, count)) for name, path, bodies in runs
+                ]
+                in_turn(loads, warmup, 1)  # the warm-up, not reported
+                results = in_turn(loads, seconds, max(1, round(seconds / SLICE_SECONDS)))
+                print(f"\n{count} connections, {seconds:g} s each after {warmup:g} s warm-up, "
+                      f"gunicorn.conf.py {' '.join(options)}")  # fmt: skip
+                report(results, "endpoint", 30, "req/s")
+                targets += endpoint_targets(count, results)
+                failures += sum(result.failures for result in results)
     print("\nchecking one full state, in process:")
     for name, micros in state_check_cost(pairs):
         print(f"  {name:<36}{micros:>8.1f} us")
-    if any(result.failures for result in results):
-        sys.exit("some requests failed")
+    if failures:
+        sys.exit(f"{failures} requests failed")
+    return targets
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="per endpoint")
+    parser.add_argument("--warmup", type=float, default=1.0, help="per endpoint")
+    parser.add_argument("--connections", type=int, nargs="+", default=[16, 64])
+    parser.add_argument("--corpus", type=int, default=300, help="distinct states")
+    parser.add_argument("gunicorn", nargs="*", help="options for gunicorn, after --")
+    args = parser.parse_args()
+    targets = measure(args.seconds, args.warmup, args.connections, args.corpus, args.gunicorn)
+    print_targets(targets, "http targets")
 
 
 if __name__ == "__main__":

@@ -90,6 +90,51 @@ def card_moves(card: str, table: tuple[str, ...], rules: Rules, final: bool) -> 
     return moves
 
 
+def hand_moves(
+    hand: tuple[str, ...], table: tuple[str, ...], rules: Rules, final: bool
+) -> list[Move]:
+    """`card_moves` of every card in hand, in turn. The common cases (a numeral taking by
+    sum, a queen or king taking its rank, a jack sweeping) are decided here, with the
+    table's rules looked up once for the whole hand; the seven of diamonds and a lone wild
+    seven on the table go through `card_moves`."""
+    if not table:
+        return [Move(card, ()) for card in hand]
+    lone_seven = rules.table_seven_diamonds == "lone_wild" and table == (SEVEN_OF_DIAMONDS,)
+    counts = not final or rules.last_card_basra_counts
+    points = rules.basra_points if counts else 0
+    moves: list[Move] = []
+    for card in hand:
+        if lone_seven or card == SEVEN_OF_DIAMONDS:
+            moves += card_moves(card, table, rules, final)
+            continue
+        value = VALUE[card]
+        if value:
+            joining = JOINABLE[value].intersection(table)
+            found = search_captures(value, joining, rules.capture_policy)
+        elif card[0] == "J":
+            # A jack sweeps the table; a basra only on a lone jack when jacks score one.
+            swept = canonical(table)
+            if is_lone_jack(table, rules):
+                moves.append(Move(card, swept, True, rules.jack_basra_points if counts else 0))
+            else:
+                moves.append(Move(card, swept))
+            if not rules.forced_capture:
+                moves.append(Move(card, ()))
+            continue
+        else:
+            same = [other for other in table if other[0] == card[0]]
+            found = (canonical(same),) if same else ()
+        # Taking by sum or by rank makes a basra exactly when it clears the table (§6).
+        taken = [
+            Move(card, capture, True, points) if len(capture) == len(table) else Move(card, capture)
+            for capture in found
+        ]
+        if not taken or not rules.forced_capture:
+            taken.append(Move(card, ()))
+        moves += taken
+    return moves
+
+
 def is_legal(card: str, capture: tuple[str, ...], table: tuple[str, ...], rules: Rules) -> bool:
     """Whether the card may take `capture` (canonical order), without listing every
     alternative: under `any_family` the list can run to millions."""
@@ -141,13 +186,28 @@ class TooManyMoves(StateError):
     """Listing every legal move would be unreasonably large (house rule `any_family`)."""
 
 
-@lru_cache(maxsize=1 << 16)
+# The table numerals a numeral of each value can take part of: ace up to its own value.
+JOINABLE: dict[int, frozenset[str]] = {
+    value: frozenset(card for card, other in VALUE.items() if 0 < other <= value)
+    for value in range(1, 11)
+}
+
+
 def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple[str, ...], ...]:
-    """Cached: legal-move listing and applying the chosen move ask for the same table."""
+    """Every capture by sum of a numeral of `value` on `table` (canonical order)."""
+    return search_captures(value, JOINABLE[value].intersection(table), policy)
+
+
+@lru_cache(maxsize=1 << 16)
+def search_captures(
+    value: int, candidates: frozenset[str], policy: str
+) -> tuple[tuple[str, ...], ...]:
+    """`sum_captures` over the set of table numerals that can join a capture. Cached on
+    that set alone: faces, higher cards and the order of play do not change what a card
+    can take, and listing then applying a move asks for the same search."""
     by_value: dict[int, list[str]] = {}
-    for other in sort_cards(table):
-        if 0 < VALUE[other] <= value:
-            by_value.setdefault(VALUE[other], []).append(other)
+    for other in sort_cards(candidates):
+        by_value.setdefault(VALUE[other], []).append(other)
     if not by_value:
         return ()
     vector = sum(covers.unit(v) * len(cards) for v, cards in by_value.items())
@@ -155,11 +215,10 @@ def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple
         lower = vector & (covers.unit(value) - 1)
         found = [used + (vector - lower) for used in covers.largest_covers(value, lower)[1]]
     else:
-        candidates = sum(map(len, by_value.values()))
-        if candidates > ANY_FAMILY_CANDIDATES:
+        if len(candidates) > ANY_FAMILY_CANDIDATES:
             raise TooManyMoves(
                 "table",
-                f"capture_policy any_family: {candidates} table cards could join a capture "
+                f"capture_policy any_family: {len(candidates)} table cards could join a capture "
                 f"by {value}, too many legal moves to list (at most "
                 f"{ANY_FAMILY_CANDIDATES}); apply a move naming its capture instead",
             )
@@ -169,3 +228,10 @@ def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple
             canonical(cards) for used in found if used for cards in covers.expand(used, by_value)
         )
     )
+
+
+def clear_caches() -> None:
+    """Forget every cached capture search (benchmarks time the search from cold)."""
+    covers.largest_covers.cache_clear()
+    covers.every_cover.cache_clear()
+    search_captures.cache_clear()

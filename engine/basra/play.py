@@ -11,6 +11,7 @@ from engine.basra.moves import (
     TooManyMoves,
     canonical,
     card_moves,
+    hand_moves,
     is_legal,
     make_move,
     sweeps,
@@ -71,15 +72,21 @@ def is_final_card(state: State) -> bool:
     return not state.stock and sum(map(len, state.hands)) == 1
 
 
+class LastListing:
+    """The moves listed last and the state they were listed for. A caller that lists and
+    then applies one of them (every computer player) has it trusted on that very state
+    instead of searched again; the state is held, so its identity cannot pass to another."""
+
+    entry: tuple[State | None, tuple[Move, ...]] = (None, ())
+
+
 def legal_moves(state: State) -> list[Move]:
     if state.status != PLAYING:
         return []
     final = is_final_card(state)
-    return [
-        move
-        for card in state.hands[state.turn]
-        for move in card_moves(card, state.table, state.rules, final)
-    ]
+    moves = hand_moves(state.hands[state.turn], state.table, state.rules, final)
+    LastListing.entry = (state, tuple(moves))
+    return moves
 
 
 def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
@@ -91,6 +98,9 @@ def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
     if not hand:
         raise MoveError("move", "the round is played out; there is no card to play")
     if isinstance(move, Move):
+        listed_for, listed = LastListing.entry
+        if listed_for is state and move in listed:
+            return move  # equal in every field to a move listed for this very state
         card, capture = move.card, move.capture
     elif isinstance(move, Mapping):
         card, capture = move.get("card"), move.get("capture")
@@ -163,33 +173,32 @@ def replaced(items: tuple, index: int, item: Any) -> tuple:
 def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
     """Play one move: the new state and what happened. Raises MoveError for an illegal move."""
     move = read_move(state, move)
-    seat, side = state.turn, side_of(state.turn)
-    hands = replaced(state.hands, seat, tuple(c for c in state.hands[seat] if c != move.card))
-    events: Events = [
-        {"type": "move", "seat": seat, "card": move.card, "capture": list(move.capture)}
-    ]
-    table, captured, basras, last_capturer = (
-        state.table,
-        state.captured,
-        state.basras,
-        state.last_capturer,
-    )
-    if move.capture:
-        taken = set(move.capture)
-        table = tuple(card for card in table if card not in taken)
-        captured = replaced(captured, side, captured[side] + move.capture + (move.card,))
+    card, capture = move.card, move.capture
+    # One unpacking instead of an attribute lookup per field.
+    (rules, seats, dealer, seat, hands, table, stock, captured, basras, last_capturer,
+     scores, carry, number, status, winner, seed) = state  # fmt: skip
+    side = side_of(seat)
+    hand = list(hands[seat])
+    hand.remove(card)
+    hands = replaced(hands, seat, tuple(hand))
+    events: Events = [{"type": "move", "seat": seat, "card": card, "capture": list(capture)}]
+    if capture:
+        taken = set(capture)
+        table = tuple([other for other in table if other not in taken])
+        captured = replaced(captured, side, (*captured[side], *capture, card))
         last_capturer = seat
         events.append({"type": "capture", "seat": seat, "side": side,
-                       "cards": sort_cards((*move.capture, move.card))})  # fmt: skip
+                       "cards": sort_cards((*capture, card))})  # fmt: skip
         if move.basra:
-            basras = replaced(basras, side, (*basras[side], (move.card, move.basra_points)))
-            events.append({"type": "basra", "seat": seat, "side": side, "card": move.card,
+            basras = replaced(basras, side, (*basras[side], (card, move.basra_points)))
+            events.append({"type": "basra", "seat": seat, "side": side, "card": card,
                            "points": move.basra_points})  # fmt: skip
     else:
-        table = (*table, move.card)
-    state = state._replace(
-        turn=(seat + 1) % state.seats, hands=hands, table=table, captured=captured,
-        basras=basras, last_capturer=last_capturer,
+        table = (*table, card)
+    # Built whole rather than by _replace, which copies field by field through a dict.
+    state = State(
+        rules, seats, dealer, (seat + 1) % seats, hands, table, stock, captured, basras,
+        last_capturer, scores, carry, number, status, winner, seed,
     )  # fmt: skip
     if any(hands):
         return state, events

@@ -1,6 +1,6 @@
 """The rule options of Basra (spec §11) and the named presets (spec §12)."""
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from engine.errors import GameError, one_of, shown
@@ -14,6 +14,35 @@ SEAT_COUNTS = (2, 4)  # two players, or two partnerships of two (§10)
 
 class RulesError(GameError):
     """Rule options that are unknown, of the wrong type or impossible together."""
+
+
+# Valid rules forms already read, and the JSON of rules already written. Bounded: a client
+# that sends ever new rules (say every target score, however long) stops filling them, it
+# is not refused; a service meets a handful of rules.
+MEMO_SIZE = 256
+READ: dict[tuple, "Rules"] = {}
+WRITTEN: dict[int, tuple["Rules", dict[str, Any]]] = {}
+
+
+def memo_key(data: object) -> tuple | None:
+    """A key equal only for rules forms that read alike: names, values and each value's
+    type (JSON's `true` equals `1` in Python), lists as tuples of items and their types;
+    None for what cannot be a key."""
+    if type(data) is not dict:
+        return None
+    values = list(data.values())
+    types = tuple(map(type, values))
+    if list in types:
+        for index, kind in enumerate(types):
+            if kind is list:
+                items = values[index]
+                values[index] = (tuple(items), tuple(map(type, items)))
+    key = (tuple(data), tuple(values), types)
+    try:
+        hash(key)
+    except TypeError:
+        return None  # an unhashable value: an invalid form, read without the memo
+    return key
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +66,21 @@ class Rules:
 
     @classmethod
     def from_json(cls, data: object) -> "Rules":
-        """Resolve `{"preset": ..., <overrides>}` into a validated Rules value."""
+        """Resolve `{"preset": ..., <overrides>}` into a validated Rules value.
+
+        Every state carries its rules, so the rules a service sees are few and recur:
+        a valid form read once is remembered under a key that tells `True` from `1`."""
+        key = memo_key(data)
+        rules = READ.get(key) if key is not None else None
+        if rules is None:
+            rules = cls.resolve(data)
+            if key is not None and len(READ) < MEMO_SIZE:
+                READ[key] = rules
+        return rules
+
+    @classmethod
+    def resolve(cls, data: object) -> "Rules":
+        """`from_json` without the memo: check every option, then apply the overrides."""
         if not isinstance(data, dict):
             raise RulesError("rules", "must be an object")
         name = data.get("preset", DEFAULT_PRESET)
@@ -58,9 +101,17 @@ class Rules:
         return rules
 
     def to_json(self) -> dict[str, Any]:
-        resolved = asdict(self)
-        resolved["seats_allowed"] = list(self.seats_allowed)
-        return resolved
+        # By identity, which is cheaper than hashing every option: the entry keeps its Rules
+        # alive, so the id cannot pass to another object while it is remembered.
+        remembered = WRITTEN.get(id(self))
+        if remembered is not None and remembered[0] is self:
+            written = remembered[1]
+        else:
+            written = {field.name: getattr(self, field.name) for field in fields(self)}
+            if len(WRITTEN) < MEMO_SIZE:
+                WRITTEN[id(self)] = (self, written)
+        # A fresh dict and list each time: callers own what they are given.
+        return {**written, "seats_allowed": list(self.seats_allowed)}
 
     def check_seats(self, seats: object) -> None:
         if type(seats) is not int or seats not in self.seats_allowed:

@@ -71,16 +71,18 @@ REQUIRED = (
     "game", "rules", "seats", "dealer", "turn", "hands", "table", "stock", "captured",
     "basras", "last_capturer", "scores", "carry", "round", "status", "winner",
 )  # fmt: skip
+REQUIRED_KEYS = frozenset(REQUIRED)
+CARDS = frozenset(DECK)
 
 
 def read_state(data: object) -> State:
     if not isinstance(data, dict):
         raise StateError("state", "must be an object")
-    missing = [key for key in REQUIRED if key not in data]
-    if missing:
+    if not data.keys() >= REQUIRED_KEYS:
+        missing = [key for key in REQUIRED if key not in data]
         raise StateError(missing[0], "required")
-    unknown = sorted(set(data) - set(REQUIRED) - {"seed"})
-    if unknown:
+    if len(data) != len(REQUIRED) + ("seed" in data):
+        unknown = sorted(set(data) - set(REQUIRED) - {"seed"})
         raise StateError(unknown[0], "unknown key")
     if data["game"] != "basra":
         raise StateError("game", f'must be "basra", not {shown(data["game"])}')
@@ -147,6 +149,12 @@ def seat_index(value: object, limit: int, path: str, nullable: bool = False) -> 
 
 
 def card_list(value: object, path: str) -> tuple[str, ...]:
+    if type(value) is list:
+        try:
+            if CARDS.issuperset(value):
+                return tuple(value)  # every card already in its canonical form
+        except TypeError:
+            pass  # something unhashable: the careful reading below names it
     if not isinstance(value, list):
         raise StateError(path, "must be a list of cards")
     cards = []
@@ -188,6 +196,9 @@ def read_basras(value: object) -> tuple[tuple[tuple[str, int], ...], ...]:
 def check_cards(state: State) -> None:
     """Every card of the pack exactly once."""
     places = [*state.hands, state.table, state.stock, *state.captured]
+    every = sum(places, ())
+    if len(every) == len(DECK) and len(set(every)) == len(DECK):
+        return  # as many distinct cards as the pack has, every one of them read as a card
     seen = Counter(card for place in places for card in place)
     twice = sort_cards(tuple(card for card, times in seen.items() if times > 1))
     if twice:
