@@ -45,7 +45,8 @@ STORE_UNAVAILABLE = Counter(
 )
 MOVES = Counter(
     "basra_moves_applied_total",
-    "moves applied in hosted sessions, by game and by who played (human, or bot and level)",
+    "moves applied in hosted sessions, by game and by who played (human, bot and level, or "
+    "timeout: the server played for a seat whose time ran out or that is absent)",
     ["game", "player", "level"],
 )
 SESSIONS = Counter("basra_sessions_created_total", "hosted sessions created, by game", ["game"])
