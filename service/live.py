@@ -45,6 +45,22 @@ class Live:
     deadline: float | None = None  # when the seat to move runs out of time (epoch seconds)
     timeouts: tuple[int, ...] = ()  # per seat: timeouts in a row
     absent: tuple[int, ...] = ()
+    time_bank: int | None = None  # seconds each seat may spend beyond turn_seconds in all
+    banks: tuple[float, ...] = ()  # per seat: what is left of its time bank
+    turn_began: float | None = None  # when the seat to move was given its turn
+
+    def bank_of(self, seat: int) -> float:
+        """What is left of `seat`'s time bank (0 without one)."""
+        return self.banks[seat] if seat < len(self.banks) else 0.0
+
+    def spent(self, seat: int, now: float) -> "Live":
+        """`seat` moved at `now`: the time beyond turn_seconds comes out of its bank."""
+        if not self.banks or self.turn_began is None or self.turn_seconds is None:
+            return self
+        over = max(0.0, now - self.turn_began - self.turn_seconds)
+        banks = list(self.banks)
+        banks[seat] = round(max(0.0, banks[seat] - over), 3)
+        return replace(self, banks=tuple(banks))
 
     @classmethod
     def loads(cls, text: str) -> "Live":
@@ -63,7 +79,12 @@ class Live:
         absent = set(self.absent)
         if self.absent_after is not None and timeouts[seat] >= self.absent_after:
             absent.add(seat)
-        return replace(self, timeouts=tuple(timeouts), absent=tuple(sorted(absent)))
+        banks = list(self.banks)
+        if banks:
+            banks[seat] = 0.0  # its time ran out: its bank with it
+        return replace(
+            self, timeouts=tuple(timeouts), absent=tuple(sorted(absent)), banks=tuple(banks)
+        )
 
     def present(self, seat: int) -> "Live":
         """`seat` moved or used its token: present, its run of timeouts over."""
@@ -196,6 +217,9 @@ class RedisHub(Hub):
     message out to this process's readers of that session."""
 
     RECONNECT_SECONDS = 0.5
+    # How long a new reader waits for the subscription to hold (Redis down: it goes on, and
+    # its own store call fails fast as a 503).
+    SUBSCRIBE_SECONDS = 1.5
 
     def __init__(self, url: str, pattern: str, session_of: Callable[[str], str | None]) -> None:
         super().__init__()
@@ -220,7 +244,7 @@ class RedisHub(Hub):
                         target=self._listen, name="live-hub", daemon=True
                     )
                     self._listener.start()
-        self._subscribed.wait(5.0)
+        self._subscribed.wait(self.SUBSCRIBE_SECONDS)
 
     def close(self) -> None:
         self._stopping.set()

@@ -45,13 +45,19 @@ STORE_UNAVAILABLE = Counter(
 )
 MOVES = Counter(
     "basra_moves_applied_total",
-    "moves applied in hosted sessions, by game and by who played (human, or bot and level)",
+    "moves applied in hosted sessions, by game and by who played (human, bot and level, or "
+    "timeout: the server played for a seat whose time ran out or that is absent)",
     ["game", "player", "level"],
 )
 SESSIONS = Counter("basra_sessions_created_total", "hosted sessions created, by game", ["game"])
 LONG_POLLS = Gauge(
     "basra_long_polls_waiting",
     "long polls (GET .../events) waiting for a move right now",
+    multiprocess_mode="livesum",
+)
+STREAMS = Gauge(
+    "basra_event_streams_open",
+    "event streams (GET .../stream) open right now",
     multiprocess_mode="livesum",
 )
 STORE_OPERATIONS = Histogram(

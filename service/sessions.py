@@ -25,10 +25,12 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
+from prometheus_client import Gauge
 
 from engine.bots import choose_move
 from engine.game import Events, Game, get_game
@@ -44,7 +46,7 @@ from service.live import (
     Schedule,
     rfc3339,
 )
-from service.metrics import LONG_POLLS
+from service.metrics import LONG_POLLS, STREAMS
 from service.schemas.envelopes import SessionMoveRequest
 from service.store import Change, Outcome, Session, SessionStore, StoreUnavailable
 
@@ -198,6 +200,7 @@ class Sessions:
         schedule: Schedule | None = None,
         clock: Clock = time.time,
         ping_seconds: float = STREAM_PING_SECONDS,
+        metrics: bool = False,
     ) -> None:
         """`client_seeds` lets a client choose the seed of a session with several human
         seats (tests, replays); otherwise only the server's secret seed deals those. `clock`
@@ -209,6 +212,7 @@ class Sessions:
         self.schedule = schedule or MemorySchedule()
         self.clock = clock
         self.ping_seconds = ping_seconds
+        self.metrics = metrics
         self.recent = Recent()
         self._scanner: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -259,6 +263,8 @@ class Sessions:
             absent_after=body.get("absent_after"),
             spectators=tuple(digest(token) for token in watchers),
             timeouts=(0,) * len(seats),
+            time_bank=body.get("time_bank"),
+            banks=(float(body["time_bank"]),) * len(seats) if body.get("time_bank") else (),
         )
         state, batches, live = self._advance(game, session_id, seats, live, state, 0)
         session = Session(
@@ -365,7 +371,7 @@ class Sessions:
         game, version = known.game, known.version
         state, events = game.apply(known.state, move)
         batches = [tag(events, version + 1)]
-        live = known.live.present(seat)
+        live = known.live.spent(seat, self.clock()).present(seat)
         state, more, live = self._advance(game, known.id, known.seats, live, state, version + 1)
         batches += more
         after = replace(
@@ -432,10 +438,11 @@ class Sessions:
                 break
             version += 1
             batches.append(tag(events, version))
-        deadline = None
-        if live.turn_seconds is not None and game.to_move(state) is not None:
-            deadline = round(self.clock() + live.turn_seconds, 3)
-        return state, batches, replace(live, deadline=deadline)
+        deadline = began = None
+        if live.turn_seconds is not None and mover is not None:
+            began = round(self.clock(), 3)
+            deadline = round(began + live.turn_seconds + live.bank_of(mover), 3)
+        return state, batches, replace(live, deadline=deadline, turn_began=began)
 
     def _plan(self, session_id: str, live: Live) -> None:
         """Plan a look at the session's deadline before committing it: a plan whose commit
@@ -572,8 +579,10 @@ class Sessions:
         seated = self.seated(session_id, authorization)
         game, seat = seated.known.game, seated.seat
         until = time.monotonic() + self.long_poll_seconds
-        with self.hub.watching(session_id) as watch, LONG_POLLS.track_inprogress():
+        with self.hub.watching(session_id) as watch, self._counted(LONG_POLLS):
             deadline = seated.known.live.deadline
+            # A session's timer settings never change: an untimed one has nothing to fire.
+            timed = seated.known.live.turn_seconds is not None
             while True:
                 batches = self.store.events(session_id, after, 0)
                 if batches is None:
@@ -584,7 +593,8 @@ class Sessions:
                 if remaining <= 0 or self.hub.draining:
                     return []
                 watch.wait(self._until_deadline(deadline, remaining))
-                deadline = self._fire_if_due(session_id)
+                if timed:
+                    deadline = self._fire_if_due(session_id)
 
     def stream(
         self, session_id: str, authorization: str | None, after: int | None
@@ -599,8 +609,9 @@ class Sessions:
         self, session_id: str, game: Game, seat: int | None, after: int, known: Known
     ) -> Iterator[str]:
         yield ": ping\n\n"
-        with self.hub.watching(session_id) as watch:
+        with self.hub.watching(session_id) as watch, self._counted(STREAMS):
             deadline = known.live.deadline
+            timed = known.live.turn_seconds is not None
             while True:
                 batches = self.store.events(session_id, after, 0)
                 if batches is None:
@@ -613,9 +624,22 @@ class Sessions:
                 if self.hub.draining:
                     return  # the worker is stopping: the client resumes on another one
                 changed = watch.wait(self._until_deadline(deadline, self.ping_seconds))
-                deadline = self._fire_if_due(session_id)
+                if timed:
+                    deadline = self._fire_if_due(session_id)
                 if not changed:
                     yield ": ping\n\n"
+
+    @contextmanager
+    def _counted(self, gauge: Gauge) -> Iterator[None]:
+        """`gauge` counts this reader while it reads (with METRICS on)."""
+        if not self.metrics:
+            yield
+            return
+        gauge.inc()
+        try:
+            yield
+        finally:
+            gauge.dec()
 
     def _until_deadline(self, deadline: float | None, longest: float) -> float:
         """How long a reader waits: `longest`, or less when the turn timer runs out first."""
@@ -718,7 +742,12 @@ def due(live: Live, now: float) -> bool:
 def timing(live: Live, now: float) -> dict[str, Any]:
     """The turn timer as an answer shows it."""
     left = None if live.deadline is None else max(0.0, round(live.deadline - now, 3))
-    return {"deadline": rfc3339(live.deadline), "time_left": left, "absent": list(live.absent)}
+    return {
+        "deadline": rfc3339(live.deadline),
+        "time_left": left,
+        "absent": list(live.absent),
+        "time_banks": list(live.banks) if live.banks else None,
+    }
 
 
 def read_version(body: object) -> int:

@@ -301,6 +301,7 @@ def install(app: flask.Flask, api: ProblemApi) -> None:
         if url
         else MemorySchedule(),
         ping_seconds=float(app.config["STREAM_PING_SECONDS"]),
+        metrics=bool(app.config["METRICS"]),
     )
     api.spec.components.security_scheme(
         "seatToken",

@@ -417,9 +417,19 @@ class CreateSessionRequest(Schema):
             "played at once by timeout_level until its token is used again on any session call"
         },
     )
+    time_bank = fields.Integer(
+        strict=True,
+        allow_none=True,
+        validate=validate.Range(min=0, max=86400),
+        metadata={
+            "description": "with turn_seconds: seconds each seat may spend beyond turn_seconds "
+            "over the whole match; its deadline is turn_seconds plus what is left of its bank, "
+            "a move takes what it used beyond turn_seconds from it, and a timeout empties it"
+        },
+    )
+    # No load_default: a documented default makes typed clients require the field.
     spectators = fields.Integer(
         strict=True,
-        load_default=0,
         validate=validate.Range(min=0, max=MAX_SPECTATORS),
         metadata={
             "description": "how many spectator tokens to issue (default 0): a spectator reads "
@@ -427,6 +437,11 @@ class CreateSessionRequest(Schema):
             "moves. Seats can add more later (POST /v1/sessions/{id}/spectators)"
         },
     )
+
+    @validates_schema
+    def a_bank_needs_a_timer(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if data.get("time_bank") is not None and data.get("turn_seconds") is None:
+            raise ValidationError("a time bank needs turn_seconds", "time_bank")
 
     @validates_schema
     def someone_is_human(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -509,6 +524,15 @@ def timer_fields() -> dict[str, fields.Field]:
             fields.Integer(),
             required=True,
             metadata={"description": "the absent seats, ascending"},
+        ),
+        "time_banks": fields.List(
+            fields.Float(),
+            required=True,
+            allow_none=True,
+            metadata={
+                "description": "per seat, the seconds left of its time bank as its current or "
+                "next turn began (null without a time bank)"
+            },
         ),
     }
 

@@ -18,6 +18,7 @@ log = logging.getLogger("service.sessions")
 Result = TypeVar("Result")
 HUMAN = "human"
 BOT = "bot"
+TIMEOUT = "timeout"
 
 
 class Players:
@@ -44,6 +45,12 @@ class Players:
     def forget(self, session_id: str) -> None:
         with self._lock:
             self._seen.pop(session_id, None)
+
+
+def timed_out(batch: str) -> bool:
+    """Whether a version's events start with a timeout: the server played for the seat."""
+    events = orjson.loads(batch)
+    return bool(events) and isinstance(events[0], dict) and events[0].get("type") == "timeout"
 
 
 def mover(batch: str) -> int | None:
@@ -166,6 +173,9 @@ class ObservedStore(SessionStore):
             return
         game, seats = self.players.get(session_id) or ("unknown", ())
         for index, batch in enumerate(batches):
+            if timed_out(batch):  # the server played for a seat (its turn timer, or absent)
+                MOVES.labels(game, TIMEOUT, "").inc()
+                continue
             seat = mover(batch)
             level = seats[seat] if seat is not None and seat < len(seats) else ""
             by_human = (index == 0 and first_by_human) or (seat is not None and not level)

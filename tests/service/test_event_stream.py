@@ -136,3 +136,15 @@ def test_a_bad_position_is_a_422_naming_it(base, headers, params, field):
     )
     assert response.status_code == 422
     assert field in response.json()["errors"]
+
+
+def test_a_waiting_stream_fires_the_turn_timer_at_the_deadline_by_itself(base):
+    """No scanner runs in this app: only the waiting stream can play for seat 0."""
+    _, seats = started(base, turn_seconds=1, timeout_level="random")
+    with Stream(seats[1].url, seats[1].token) as stream:
+        stream.until_version(1)
+    (message,) = stream.messages
+    events = orjson.loads(message.data)
+    assert events[0] == {"type": "timeout", "seat": 0, "version": 1}
+    assert events[1]["seat"] == 0
+    assert seats[1].get().json()["moves"]  # seat 1's turn now, its own deadline running

@@ -110,3 +110,5 @@ def test_a_turn_timer_fires_with_nobody_connected(served, redis_url):
     assert events[0] == {"type": "timeout", "seat": 0, "version": 1}
     assert {"type": "timeout", "seat": 1, "version": 2} in events
     assert reader.get().json()["deadline"] is not None
+    metrics = requests.get(f"{served.url}/metrics", timeout=10).text
+    assert 'player="timeout"' in metrics  # counted as the server's moves, not a human's

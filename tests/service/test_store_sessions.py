@@ -10,6 +10,7 @@ from redis.crc import key_slot
 
 from service.store import (
     Change,
+    Commit,
     MemoryStore,
     Outcome,
     RedisStore,
@@ -299,3 +300,18 @@ def test_a_redis_back_from_older_files_raises_the_epoch(tmp_path):
         assert store.load("s1").epoch == 2
         assert store.load("s1").epoch == 2
         store.close()
+
+
+def test_the_live_record_is_written_with_a_commit_and_compared_when_named(store):
+    store.create(Session("s1", "basra", 0, '{"n": 0}', "[]", live='{"a": 1}'))
+    assert store.load("s1").live == '{"a": 1}'
+    kept = store.commit("s1", change(0, '[{"e": 1}]'))  # names no live record: leaves it
+    assert kept.outcome is Outcome.APPLIED and store.load("s1").live == '{"a": 1}'
+    written = Change(1, '{"n": 1}', (), expected_live='{"a": 1}', live='{"a": 2}')
+    assert store.commit("s1", written) == Commit(Outcome.APPLIED, 1)  # no batch: same version
+    assert store.load("s1").live == '{"a": 2}'
+    late = Change(1, '{"n": 9}', ('[{"e": 9}]',), expected_live='{"a": 1}', live='{"a": 3}')
+    assert store.commit("s1", late) == Commit(Outcome.STALE, 1)
+    loaded = store.load("s1")
+    assert (loaded.version, loaded.state, loaded.live) == (1, '{"n": 1}', '{"a": 2}')
+    assert store.events("s1", 0, 0) == ['[{"e": 1}]']

@@ -267,6 +267,8 @@ def test_spectators_and_moves_do_not_undo_each_other_in_the_live_record(sessions
         ("timeout_level", None),
         ("absent_after", 0),
         ("absent_after", True),
+        ("time_bank", -1),
+        ("time_bank", 30),  # without turn_seconds
     ],
 )
 def test_bad_timer_settings_are_a_422_naming_the_field(field, value):
@@ -295,3 +297,23 @@ def test_timer_settings_over_http_come_back_in_every_answer():
     assert seat["deadline"].endswith("Z") and 86399 < seat["time_left"] <= 86400
     assert seat["absent"] == []
     assert seat["seat"] == 0
+
+
+def test_a_time_bank_lengthens_a_turn_and_is_spent_by_what_goes_beyond(sessions, clock):
+    session_id, tokens = begin(sessions, turn_seconds=10, time_bank=20)
+    seen = sessions.read(session_id, tokens[0])
+    assert seen["time_left"] == 30 and seen["time_banks"] == [20, 20]
+    clock.now += 25  # 15 s of seat 0's bank used
+    moved = play(sessions, session_id, tokens[0])
+    assert moved["time_banks"] == [5, 20]
+    assert moved["time_left"] == 30  # seat 1's turn: 10 s and its whole bank
+    clock.now += 4  # within turn_seconds: the bank is untouched
+    play(sessions, session_id, tokens[1])
+    seen = sessions.read(session_id, tokens[0])
+    assert seen["time_banks"] == [5, 20] and seen["time_left"] == 15
+    clock.now += 15
+    sessions.fire_due()  # seat 0's time and bank ran out: the bank is gone
+    seen = sessions.read(session_id, tokens[1])
+    assert seen["version"] == 3 and seen["time_banks"] == [0, 20]
+    untimed, others = begin(sessions, turn_seconds=10)
+    assert sessions.read(untimed, others[0])["time_banks"] is None

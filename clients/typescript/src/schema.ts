@@ -1933,10 +1933,9 @@ export interface components {
             timeout_level?: "random" | "greedy" | "expert";
             /** @description after this many timeouts in a row a seat is absent: its turns are played at once by timeout_level until its token is used again on any session call */
             absent_after?: number | null;
-            /**
-             * @description how many spectator tokens to issue (default 0): a spectator reads the session, its events and its stream with public information only, and never moves. Seats can add more later (POST /v1/sessions/{id}/spectators)
-             * @default 0
-             */
+            /** @description with turn_seconds: seconds each seat may spend beyond turn_seconds over the whole match; its deadline is turn_seconds plus what is left of its bank, a move takes what it used beyond turn_seconds from it, and a timeout empties it */
+            time_bank?: number | null;
+            /** @description how many spectator tokens to issue (default 0): a spectator reads the session, its events and its stream with public information only, and never moves. Seats can add more later (POST /v1/sessions/{id}/spectators) */
             spectators?: number;
         };
         SessionSeat: {
@@ -1967,6 +1966,8 @@ export interface components {
             /** @description one entry per spectator token asked for ([] for none) */
             spectators: components["schemas"]["SpectatorToken"][];
             deal: components["schemas"]["Deal"];
+            /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
+            epoch: number;
         };
         SessionResponse: {
             id: string;
@@ -1978,6 +1979,8 @@ export interface components {
             /** @description the seat's legal moves when it is its turn, else [] */
             moves: (components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
             deal: components["schemas"]["Deal"];
+            /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
+            epoch: number;
             /**
              * Format: date-time
              * @description when the seat to move runs out of time (RFC 3339, UTC); null when no timer runs
@@ -1987,6 +1990,8 @@ export interface components {
             time_left: number | null;
             /** @description the absent seats, ascending */
             absent: number[];
+            /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
+            time_banks: number[] | null;
         };
         SessionMoveRequest: {
             move: components["schemas"]["BankMove"] | components["schemas"]["BasraMove"];
@@ -2014,6 +2019,8 @@ export interface components {
         };
         SessionMoveResponse: {
             version: number;
+            /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
+            epoch: number;
             /** @description game.view of the seat */
             view: components["schemas"]["BankView"] | components["schemas"]["BasraView"];
             /** @description the seat's legal moves when it is its turn, else [] */
@@ -2029,6 +2036,8 @@ export interface components {
             time_left: number | null;
             /** @description the absent seats, ascending */
             absent: number[];
+            /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
+            time_banks: number[] | null;
         };
     };
     responses: {
