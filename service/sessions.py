@@ -612,22 +612,30 @@ class Sessions:
         with self.hub.watching(session_id) as watch, self._counted(STREAMS):
             deadline = known.live.deadline
             timed = known.live.turn_seconds is not None
+            quiet = False  # the last wait passed without a wake-up
             while True:
-                batches = self.store.events(session_id, after, 0)
-                if batches is None:
-                    yield "event: end\ndata: {}\n\n"
-                    return
-                for batch in batches:
-                    after += 1
-                    events = orjson.dumps(seen_by(game, seat, batch)).decode()
-                    yield f"id: {after}\nevent: events\ndata: {events}\n\n"
+                if quiet:
+                    # Only whether it is still there: an idle session may expire while
+                    # watched (a read would keep it alive), and then the stream ends.
+                    if not self.store.exists(session_id):
+                        yield "event: end\ndata: {}\n\n"
+                        return
+                    yield ": ping\n\n"
+                else:
+                    batches = self.store.events(session_id, after, 0)
+                    if batches is None:
+                        yield "event: end\ndata: {}\n\n"
+                        return
+                    for batch in batches:
+                        after += 1
+                        events = orjson.dumps(seen_by(game, seat, batch)).decode()
+                        yield f"id: {after}\nevent: events\ndata: {events}\n\n"
                 if self.hub.draining:
                     return  # the worker is stopping: the client resumes on another one
                 changed = watch.wait(self._until_deadline(deadline, self.ping_seconds))
-                if timed:
+                if timed and (changed or deadline is not None):
                     deadline = self._fire_if_due(session_id)
-                if not changed:
-                    yield ": ping\n\n"
+                quiet = not changed
 
     @contextmanager
     def _counted(self, gauge: Gauge) -> Iterator[None]:

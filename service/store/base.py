@@ -110,6 +110,11 @@ class SessionStore(ABC):
         """End the session; False when there was none. Wakes its long-pollers."""
 
     @abstractmethod
+    def exists(self, session_id: str) -> bool:
+        """Whether the session is there, without refreshing its TTL (an event stream's idle
+        check must not keep an idle session alive)."""
+
+    @abstractmethod
     def ready(self) -> bool:
         """Whether the backend answers right now."""
 

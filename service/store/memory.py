@@ -102,6 +102,11 @@ class MemoryStore(SessionStore):
             record.changed.notify_all()
             return True
 
+    def exists(self, session_id: str) -> bool:
+        with self._lock:
+            record = self._records.get(session_id)
+            return record is not None and record.expires > time.monotonic()
+
     def ready(self) -> bool:
         return True
 

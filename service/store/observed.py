@@ -145,6 +145,11 @@ class ObservedStore(SessionStore):
             log.info("session ended", extra={"session_id": session_id})
         return deleted
 
+    def exists(self, session_id: str) -> bool:
+        return self._timed(
+            "exists", lambda: self.store.exists(session_id), lambda e: "ok" if e else "gone"
+        )
+
     def ready(self) -> bool:
         return self.store.ready()
 

@@ -291,6 +291,10 @@ class RedisStore(SessionStore):
             deleted = self._delete(keys=session_keys(session_id), args=[channel(session_id)])
         return bool(deleted)
 
+    def exists(self, session_id: str) -> bool:
+        with reachable():
+            return bool(self.client.exists(session_keys(session_id)[0]))
+
     def ready(self) -> bool:
         try:
             self._probe.ping()

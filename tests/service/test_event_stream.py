@@ -148,3 +148,18 @@ def test_a_waiting_stream_fires_the_turn_timer_at_the_deadline_by_itself(base):
     assert events[0] == {"type": "timeout", "seat": 0, "version": 1}
     assert events[1]["seat"] == 0
     assert seats[1].get().json()["moves"]  # seat 1's turn now, its own deadline running
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_the_stream_ends_when_its_idle_session_expires(request, kind):
+    """An open stream does not keep an idle session alive: it only looks whether it is
+    still there, and ends once it has expired."""
+    config = {"SESSION_TTL_SECONDS": 1.0, "STREAM_PING_SECONDS": 0.2}
+    if kind == "redis":
+        config["REDIS_URL"] = request.getfixturevalue("redis_url")
+    with serve(config) as base:
+        _, seats = started(base)
+        with Stream(seats[0].url, seats[0].token) as stream:
+            assert stream.wait_for(lambda s: s.closed)
+        assert stream.messages[-1].event == "end" and stream.pings >= 2
+        assert seats[1].get().status_code == 404

@@ -315,3 +315,15 @@ def test_the_live_record_is_written_with_a_commit_and_compared_when_named(store)
     loaded = store.load("s1")
     assert (loaded.version, loaded.state, loaded.live) == (1, '{"n": 1}', '{"a": 2}')
     assert store.events("s1", 0, 0) == ['[{"e": 1}]']
+
+
+def test_exists_looks_without_keeping_an_idle_session_alive(kind, url):
+    store = make_store(kind, url, ttl=0.5)
+    store.create(session())
+    assert store.exists("s1") and not store.exists("nope")
+    deadline = time.monotonic() + 10
+    while store.exists("s1") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not store.exists("s1")
+    assert store.load("s1") is None
+    store.close()
