@@ -1,5 +1,5 @@
-"""Bank («Банк»), the Russian shedding game of beating the bank's top card (spec:
-bank-rules.md)."""
+"""Bank («Банк»), the Russian shedding game of beating the bank's top card (rules:
+docs/bank.md)."""
 
 from engine.bank.moves import Move, MoveError, beats, legal_moves, read_move, write_move
 from engine.bank.play import apply, new_game, score, view

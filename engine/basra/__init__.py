@@ -1,4 +1,4 @@
-"""Basra, the Middle-Eastern fishing game (spec: basra-rules.md)."""
+"""Basra, the Middle-Eastern fishing game (rules: docs/basra.md)."""
 
 from engine.basra.moves import Move
 from engine.basra.play import MoveError, apply, legal_moves, new_game, read_move, score, view
