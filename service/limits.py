@@ -54,7 +54,7 @@ def read_at_most(stream: Any, size: int) -> bytes:
 
 # Probes and scrapes are never limited: an orchestrator must always see the service.
 UNLIMITED_PATHS = frozenset({"/livez", "/readyz", "/metrics"})
-LIMITS_PREFIX = "basra-limits"
+LIMITS_PREFIX = "cards-limits"
 LIMITER = "rate_limiter"  # its key in app.extensions (Flask-Limiter's own holds a set)
 # The limiter's own Redis calls give up sooner than the sessions' (REDIS_TIMEOUT_SECONDS):
 # on a hung Redis it falls back to counting in memory instead of adding its wait to theirs.

@@ -361,7 +361,7 @@ def ms(seconds: float) -> int:
 class RedisSchedule(Schedule):
     """A sorted set of session ids by deadline (ms), shared by every process."""
 
-    KEY = "basra:{timers}:deadlines"
+    KEY = "cards:{timers}:deadlines"
     MOST = 200  # claimed per scan
 
     def __init__(self, url: str, cluster: bool = False, timeout: float = 1.5) -> None:

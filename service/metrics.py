@@ -33,35 +33,35 @@ REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 STORE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 30)
 
 REQUESTS = Histogram(
-    "basra_http_request_duration_seconds",
+    "cards_http_request_duration_seconds",
     "HTTP requests by route template, method and status: latency (its _count counts them)",
     ["route", "method", "status"],
     buckets=REQUEST_BUCKETS,
 )
 STORE_UNAVAILABLE = Counter(
-    "basra_store_unavailable_responses_total",
+    "cards_store_unavailable_responses_total",
     "503 answers given because the session store (Redis) could not be reached, by route",
     ["route"],
 )
 MOVES = Counter(
-    "basra_moves_applied_total",
+    "cards_moves_applied_total",
     "moves applied in hosted sessions, by game and by who played (human, bot and level, or "
     "timeout: the server played for a seat whose time ran out or that is absent)",
     ["game", "player", "level"],
 )
-SESSIONS = Counter("basra_sessions_created_total", "hosted sessions created, by game", ["game"])
+SESSIONS = Counter("cards_sessions_created_total", "hosted sessions created, by game", ["game"])
 LONG_POLLS = Gauge(
-    "basra_long_polls_waiting",
+    "cards_long_polls_waiting",
     "long polls (GET .../events) waiting for a move right now",
     multiprocess_mode="livesum",
 )
 STREAMS = Gauge(
-    "basra_event_streams_open",
+    "cards_event_streams_open",
     "event streams (GET .../stream) open right now",
     multiprocess_mode="livesum",
 )
 STORE_OPERATIONS = Histogram(
-    "basra_store_operation_duration_seconds",
+    "cards_store_operation_duration_seconds",
     "session store calls by operation and outcome: latency (its _count counts them)",
     ["operation", "outcome"],
     buckets=STORE_BUCKETS,

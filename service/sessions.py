@@ -75,7 +75,7 @@ FAIR_DEAL = (
 
 class Unauthorized(Problem):
     def __init__(self, detail: str, error: str | None = None) -> None:
-        challenge = 'Bearer realm="basra"' + (f', error="{error}"' if error else "")
+        challenge = 'Bearer realm="cards"' + (f', error="{error}"' if error else "")
         super().__init__(401, detail, headers={"WWW-Authenticate": challenge})
 
 

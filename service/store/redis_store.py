@@ -2,12 +2,12 @@
 
 Key layout (one hash tag per session, so all its keys live on one Redis Cluster slot):
 
-    basra:{<id>}:session        hash: game, version, state (JSON), seats (JSON, token hashes),
+    cards:{<id>}:session        hash: game, version, state (JSON), seats (JSON, token hashes),
                                 epoch, incarnation (run id of the Redis that last touched it)
-    basra:{<id>}:events         list: item i holds the JSON events of version i + 1
-    basra:{<id>}:answers        hash: Idempotency-Key digest -> stored answer of a move
-    basra:{<id>}:changed        pub/sub channel: a message per commit and on delete
-    basra:{create:<digest>}     string: stored answer of a session creation
+    cards:{<id>}:events         list: item i holds the JSON events of version i + 1
+    cards:{<id>}:answers        hash: Idempotency-Key digest -> stored answer of a move
+    cards:{<id>}:changed        pub/sub channel: a message per commit and on delete
+    cards:{create:<digest>}     string: stored answer of a session creation
 
 Every key of a session carries the idle TTL and every access refreshes all of them, so the
 stored answers expire with their session. A move is one Lua script (`COMMIT`): it checks
@@ -136,27 +136,27 @@ return redis.call('LRANGE', KEYS[2], ARGV[1], -1)
 
 
 def session_keys(session_id: str) -> list[str]:
-    tag = f"basra:{{{session_id}}}"
+    tag = f"cards:{{{session_id}}}"
     return [f"{tag}:session", f"{tag}:events", f"{tag}:answers"]
 
 
 def channel(session_id: str) -> str:
-    return f"basra:{{{session_id}}}:changed"
+    return f"cards:{{{session_id}}}:changed"
 
 
 # Every session's channel, for one subscription per process (service.live.RedisHub).
-CHANGED_PATTERN = "basra:{*}:changed"
+CHANGED_PATTERN = "cards:{*}:changed"
 
 
 def session_of_channel(name: str) -> str | None:
     """The session id in a channel's name, None for another name."""
-    if name.startswith("basra:{") and name.endswith("}:changed"):
-        return name[len("basra:{") : -len("}:changed")]
+    if name.startswith("cards:{") and name.endswith("}:changed"):
+        return name[len("cards:{") : -len("}:changed")]
     return None
 
 
 def creation_key(key: str) -> str:
-    return f"basra:{{create:{key}}}"
+    return f"cards:{{create:{key}}}"
 
 
 @contextmanager

@@ -38,7 +38,7 @@ def test_every_key_and_channel_of_a_session_is_on_one_slot(redis_cluster_url):
 def test_scripts_touch_only_the_keys_they_are_given():
     """A script naming a key of its own could reach another slot: none does."""
     for script in (LOAD, COMMIT, EVENTS, DELETE, CREATE):
-        assert "basra:" not in script
+        assert "cards:" not in script
         assert "KEYS[" in script or "unpack(KEYS)" in script
 
 
@@ -53,7 +53,7 @@ def test_sessions_spread_over_the_masters_each_whole_on_one(redis_cluster, redis
     holders: dict[str, list[int]] = {}
     for index, node in enumerate(redis_cluster.nodes):
         with node.client() as client:
-            for key in client.keys("basra:*"):
+            for key in client.keys("cards:*"):
                 holders.setdefault(key.decode(), []).append(index)
     for session_id in ids:
         nodes = {tuple(holders[key]) for key in session_keys(session_id)}

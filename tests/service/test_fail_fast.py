@@ -153,7 +153,7 @@ def waiting_poll(server: Gunicorn) -> tuple[threading.Thread, list]:
     poller = threading.Thread(target=poll)
     poller.start()
     for _ in range(100):
-        if "basra_long_polls_waiting 1.0" in requests.get(f"{server.url}/metrics", timeout=5).text:
+        if "cards_long_polls_waiting 1.0" in requests.get(f"{server.url}/metrics", timeout=5).text:
             break
         time.sleep(0.05)
     return poller, answers

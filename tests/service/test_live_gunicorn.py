@@ -93,7 +93,7 @@ def test_a_stream_dropped_and_resumed_with_last_event_id_sees_every_version_once
 
 def test_a_turn_timer_fires_with_nobody_connected(served, redis_url):
     session = create(served.url, seed="nobody", turn_seconds=1, spectators=1)
-    key = f"basra:{{{session['id']}}}:session"
+    key = f"cards:{{{session['id']}}}:session"
 
     def version() -> int:
         with redis.Redis.from_url(redis_url) as client:

@@ -37,7 +37,7 @@ def value(found: dict, name: str, **labels: str) -> float:
 
 
 def waiting_polls(base: str) -> float:
-    return value(samples(base), "basra_long_polls_waiting")
+    return value(samples(base), "cards_long_polls_waiting")
 
 
 @pytest.fixture(scope="module")
@@ -92,19 +92,19 @@ def test_metrics_add_up_over_both_workers(played):
     found = samples(server.url)
     human_moves = sum(len(game.seen.acknowledged) for game in games)
     bot_moves = games[1].version - len(games[1].seen.acknowledged)
-    assert value(found, "basra_sessions_created_total", game="basra") == 3
-    assert value(found, "basra_moves_applied_total", game="basra", player="human", level="") == (
+    assert value(found, "cards_sessions_created_total", game="basra") == 3
+    assert value(found, "cards_moves_applied_total", game="basra", player="human", level="") == (
         human_moves + 1
     )
     assert (
-        value(found, "basra_moves_applied_total", game="basra", player="bot", level="greedy")
+        value(found, "cards_moves_applied_total", game="basra", player="bot", level="greedy")
         >= bot_moves
     )
     moves_route = "/v1/sessions/<session_id>/moves"
     assert (
         value(
             found,
-            "basra_http_request_duration_seconds_count",
+            "cards_http_request_duration_seconds_count",
             route=moves_route,
             method="POST",
             status="200",
@@ -114,20 +114,20 @@ def test_metrics_add_up_over_both_workers(played):
     assert (
         value(
             found,
-            "basra_store_operation_duration_seconds_count",
+            "cards_store_operation_duration_seconds_count",
             operation="commit",
             outcome="applied",
         )
         == human_moves + 1
     )
-    assert value(found, "basra_store_unavailable_responses_total", route=moves_route) == 0
+    assert value(found, "cards_store_unavailable_responses_total", route=moves_route) == 0
 
 
 def test_metrics_answer_the_same_from_every_worker(played):
     server = played[0]
     # Many fresh connections spread over both workers; every answer counts the same games.
     counts = {
-        value(samples(server.url), "basra_sessions_created_total", game="basra") for _ in range(8)
+        value(samples(server.url), "cards_sessions_created_total", game="basra") for _ in range(8)
     }
     assert counts == {3}
 

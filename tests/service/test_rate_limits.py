@@ -128,5 +128,5 @@ def test_limits_are_shared_by_workers_through_redis_and_spare_other_clients(redi
         # The limits' keys in Redis name no token.
         with redis.Redis.from_url(redis_url) as client:
             keys = b" ".join(client.keys("*"))
-        assert b"basra-limits" in keys
+        assert b"cards-limits" in keys
         assert not [token for token in tokens if token.encode() in keys]

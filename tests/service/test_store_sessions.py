@@ -189,7 +189,7 @@ def test_every_key_of_a_session_shares_one_hash_tag_and_the_ttl(redis_url):
     store.commit("abc", change(1, '["b"]', key="k", answer="A"))
     client = redis.Redis.from_url(redis_url)
     keys = sorted(key.decode() for key in client.keys("*"))
-    assert keys == ["basra:{abc}:answers", "basra:{abc}:events", "basra:{abc}:session"]
+    assert keys == ["cards:{abc}:answers", "cards:{abc}:events", "cards:{abc}:session"]
     assert all(0 < client.pttl(key) <= 100_000 for key in keys)
     assert len({key_slot(key.encode()) for key in keys}) == 1
     client.close()
