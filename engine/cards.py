@@ -3,6 +3,7 @@ the accepted input forms, the canonical order, a deck built from a list of ranks
 portable seeded shuffle every game deals from."""
 
 import hashlib
+import random
 from collections.abc import Iterable, Iterator
 
 from engine.errors import shown
@@ -41,6 +42,27 @@ def parse_card(text: object) -> str:
 def sort_cards(cards: Iterable[str]) -> list[str]:
     """The cards in canonical order."""
     return sorted(cards, key=ORDER.__getitem__)
+
+
+def canonical(cards: Iterable[str]) -> tuple[str, ...]:
+    """The cards in canonical order, as a tuple."""
+    return tuple(sort_cards(cards))
+
+
+def redeal(
+    hands: tuple[tuple[str, ...], ...], keep: int, unseen: list[str], rng: random.Random
+) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]:
+    """For search over hidden cards: `unseen` shuffled by `rng` and dealt to every hand but
+    `keep`'s, each keeping its size (in canonical order); what is left is the stock."""
+    rng.shuffle(unseen)
+    dealt = []
+    for seat, hand in enumerate(hands):
+        if seat == keep:
+            dealt.append(hand)
+        else:
+            dealt.append(canonical(unseen[: len(hand)]))
+            unseen = unseen[len(hand) :]
+    return tuple(dealt), tuple(unseen)
 
 
 def random_words(key: bytes) -> Iterator[int]:

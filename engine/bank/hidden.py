@@ -10,7 +10,8 @@ that differ only in unseen cards give the same result.
 import random
 
 from engine.bank.cards import DECK
-from engine.bank.state import State, canonical
+from engine.bank.state import State
+from engine.cards import redeal
 
 
 def unseen_cards(state: State, seat: int) -> list[str]:
@@ -23,15 +24,7 @@ def unseen_cards(state: State, seat: int) -> list[str]:
 def determinize(state: State, seat: int, rng: random.Random) -> State:
     """`state` with the other hands and the stock dealt at random from the unseen cards,
     every size kept, and a fresh seed for later deals."""
-    unseen = unseen_cards(state, seat)
-    rng.shuffle(unseen)
-    hands = []
-    for other, hand in enumerate(state.hands):
-        if other == seat:
-            hands.append(hand)
-        else:
-            hands.append(canonical(unseen[: len(hand)]))
-            unseen = unseen[len(hand) :]
+    hands, stock = redeal(state.hands, seat, unseen_cards(state, seat), rng)
     return state._replace(
-        hands=tuple(hands), stock=tuple(unseen), seed=f"determinized/{rng.getrandbits(64):016x}"
+        hands=hands, stock=stock, seed=f"determinized/{rng.getrandbits(64):016x}"
     )

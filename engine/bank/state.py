@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 
 from engine.bank.cards import CARDS, DECK
 from engine.bank.rules import Rules, RulesError, check_seats, shown
-from engine.cards import SUITS, CardError, parse_card, sort_cards
+from engine.cards import SUITS, CardError, canonical, parse_card
 from engine.errors import GameError
 
 PLAYING, MATCH_OVER = "playing", "match_over"
@@ -489,6 +489,4 @@ def check_tiebreak(state: State) -> None:
         raise StateError("tiebreak.extra_deals", "must be 0 to 4 while playing")
 
 
-def canonical(cards) -> tuple[str, ...]:
-    """The cards in canonical order, as a tuple."""
-    return tuple(sort_cards(cards))
+

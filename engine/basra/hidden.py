@@ -11,11 +11,12 @@ import random
 from functools import lru_cache
 
 from engine.basra.cards import DECK, VALUE
-from engine.basra.moves import Move, canonical, card_moves, clears_as_some_rank, sweeps
+from engine.basra.moves import Move, card_moves, clears_as_some_rank, sweeps
 from engine.basra.play import deal_hands, is_final_card, score
 from engine.basra.rules import Rules
 from engine.basra.scoring import card_points
 from engine.basra.state import SIDES, State, side_of
+from engine.cards import redeal
 
 # Playout policy weights: one card towards the majority is worth about a point (30 points
 # for 27 of 52 cards), leaving the next seat a table it can clear risks a basra.
@@ -34,17 +35,9 @@ def determinize(state: State, seat: int, rng: random.Random) -> State:
     """A full state `seat` cannot tell from `state`: its hand, the table, piles, basras,
     hand sizes and stock size kept; unseen cards dealt at random to the other hands and
     the stock; a fresh seed for later rounds."""
-    unseen = unseen_cards(state, seat)
-    rng.shuffle(unseen)
-    hands = []
-    for other, hand in enumerate(state.hands):
-        if other == seat:
-            hands.append(hand)
-        else:
-            hands.append(canonical(unseen[: len(hand)]))
-            unseen = unseen[len(hand) :]
+    hands, stock = redeal(state.hands, seat, unseen_cards(state, seat), rng)
     return state._replace(
-        hands=tuple(hands), stock=tuple(unseen), seed=f"determinized/{rng.getrandbits(64):016x}"
+        hands=hands, stock=stock, seed=f"determinized/{rng.getrandbits(64):016x}"
     )
 
 

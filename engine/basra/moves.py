@@ -7,7 +7,7 @@ from engine.basra import covers
 from engine.basra.cards import SEVEN_OF_DIAMONDS, VALUE
 from engine.basra.rules import Rules
 from engine.basra.state import StateError
-from engine.cards import sort_cards
+from engine.cards import canonical, sort_cards
 
 
 class Move(NamedTuple):
@@ -15,11 +15,6 @@ class Move(NamedTuple):
     capture: tuple[str, ...]  # canonical order; () lays the card on the table
     basra: bool = False
     basra_points: int = 0
-
-
-def canonical(cards) -> tuple[str, ...]:
-    """The cards in canonical order, as a tuple."""
-    return tuple(sort_cards(cards))
 
 
 def sweeps(card: str, rules: Rules) -> bool:
