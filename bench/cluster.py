@@ -15,33 +15,18 @@ connection pool per node); the cluster's gain, memory and CPU of several hosts, 
 when its masters run on hosts of their own.
 """
 
-import argparse
-import os
-import sys
 import tempfile
 from contextlib import ExitStack
-from functools import partial
 from pathlib import Path
 
-from bench.harness import closed_loop, in_turn, report
-from bench.sessions import Player, play_out
+from bench.sessions import compare_hosted, hosted_arguments
 from tests.gunicorn_server import gunicorn
 from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=10.0, help="per measurement")
-    parser.add_argument("--windows", type=int, default=10, help="alternations of the two")
-    parser.add_argument("--warmup", type=float, default=1.0)
-    parser.add_argument("--games", type=int, default=16, help="concurrent games (threads)")
-    parser.add_argument("--matches", type=int, default=4, help="seeded matches per thread")
-    args = parser.parse_args()
-
-    schedules = [
-        [play_out(f"bench-{game}-{n}") for n in range(args.matches)] for game in range(args.games)
-    ]
+    args = hosted_arguments(__doc__)
     with tempfile.TemporaryDirectory() as scratch, ExitStack() as stack:
         directory = Path(scratch)
         single = stack.enter_context(RedisServer(directory / "redis"))
@@ -58,21 +43,9 @@ def main() -> None:
                 CLIENT_SEEDS="true",
             )),
         }  # fmt: skip
-        loads = []
-        for name, server in servers.items():
-            players = [Player(server.port, matches) for matches in schedules]
-            loads.append((name, partial(closed_loop, [p.hosted_move for p in players])))
-        in_turn(loads, args.warmup, 1)  # the warm-up, not reported
-        one, clustered = in_turn(loads, args.seconds, args.windows)
-    workers = os.environ.get("WEB_CONCURRENCY", os.cpu_count())
-    print(f"\nhosted moves, gunicorn.conf.py ({workers} workers) each, {args.games} client "
-          f"threads, {args.seconds:g} s each in {args.windows} alternating windows, "
-          f"after {args.warmup:g} s warm-up")  # fmt: skip
-    report([one, clustered], "", 22, "moves/s", count="moves")
-    print(f"\ncluster / one Redis = {clustered.rate / one.rate:.2f} (moves/s), "
-          f"p99 {clustered.percentile(0.99) / one.percentile(0.99):.2f}x")  # fmt: skip
-    if one.failures or clustered.failures:
-        sys.exit("some requests failed")
+        # The clients connect once both servers are up: an idle keep-alive connection
+        # would be closed by the first server while the second starts.
+        compare_hosted(servers, args, "cluster / one Redis")
 
 
 if __name__ == "__main__":

@@ -143,14 +143,42 @@ def measure(seconds: float, windows: int, warmup: float, games: int, matches: in
     ]  # fmt: skip
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def hosted_arguments(description: str) -> argparse.Namespace:
+    """The options of every hosted-moves benchmark."""
+    parser = argparse.ArgumentParser(description=description.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="per measurement")
     parser.add_argument("--windows", type=int, default=10, help="alternations of the two")
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--games", type=int, default=16, help="concurrent games (threads)")
     parser.add_argument("--matches", type=int, default=4, help="seeded matches per thread")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def compare_hosted(servers: dict, args: argparse.Namespace, what: str) -> None:
+    """Hosted moves on two servers (name -> running gunicorn) in alternating windows after a
+    warm-up; prints moves/s and p50/p99 of both and the second's ratio to the first."""
+    schedules = [
+        [play_out(f"bench-{game}-{n}") for n in range(args.matches)] for game in range(args.games)
+    ]
+    loads = []
+    for name, server in servers.items():
+        players = [Player(server.port, matches) for matches in schedules]
+        loads.append((name, partial(closed_loop, [p.hosted_move for p in players])))
+    in_turn(loads, args.warmup, 1)  # the warm-up, not reported
+    first, second = in_turn(loads, args.seconds, args.windows)
+    workers = os.environ.get("WEB_CONCURRENCY", os.cpu_count())
+    print(f"\nhosted moves, gunicorn.conf.py ({workers} workers) each, {args.games} client "
+          f"threads, {args.seconds:g} s each in {args.windows} alternating windows, "
+          f"after {args.warmup:g} s warm-up")  # fmt: skip
+    report([first, second], "", 24, "moves/s", count="moves")
+    print(f"\n{what} = {second.rate / first.rate:.2f} (moves/s), "
+          f"p99 {second.percentile(0.99) / first.percentile(0.99):.2f}x")  # fmt: skip
+    if first.failures or second.failures:
+        sys.exit("some requests failed")
+
+
+def main() -> None:
+    args = hosted_arguments(__doc__)
     targets = measure(args.seconds, args.windows, args.warmup, args.games, args.matches)
     print_targets(targets, "hosted session targets")
 
