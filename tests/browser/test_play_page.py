@@ -1,5 +1,6 @@
 """The play page in headless Chromium (Debian's package, driven by Playwright for Python)
-against real gunicorn and real Redis: whole games played by clicking, no console error."""
+against real gunicorn and real Redis: whole games played by clicking, followed through the
+event stream, a spectator's watch link and a turn timer, no console error."""
 
 import shutil
 from collections.abc import Iterator
@@ -48,14 +49,19 @@ class Player:
         self.page = page
         self.game = game
         self.errors: list[str] = []
+        self.streams: list[str] = []
         self.event_polls: list[str] = []
         self.requested: list[str] = []
         page.on("request", lambda request: self.requested.append(request.url))
         page.on("console", lambda message: message.type == "error" and self.errors.append(
             message.text))  # fmt: skip
         page.on("pageerror", lambda error: self.errors.append(str(error)))
+        # A stream or long poll is cut on purpose when its match ends or a new one starts.
         page.on("requestfailed", lambda request: "/events" not in request.url
+                and "/stream" not in request.url
                 and self.errors.append(f"{request.url}: {request.failure}"))  # fmt: skip
+        page.on("response", lambda response: response.url.endswith("/stream")
+                and self.streams.append(response.url))  # fmt: skip
         page.on("response", lambda response: "/events?after=" in response.url
                 and self.event_polls.append(response.url))  # fmt: skip
 
@@ -72,6 +78,11 @@ class Player:
         page.click("#start")
         page.wait_for_selector("#hand .playable")
         self.shot("start")
+
+    def followed_the_stream(self) -> None:
+        """The page kept up through the event stream, not the long poll fallback."""
+        assert self.streams, "the page never opened the event stream"
+        assert self.page.get_attribute("body", "data-follow") == "stream"
 
     def only_from(self, served: str) -> None:
         """Everything the page fetched came from the service (it works offline)."""
@@ -131,9 +142,25 @@ def test_a_whole_basra_match_by_clicking(served, player):
     logged = player.page.locator("#events li")
     assert logged.first.get_attribute("data-type") == "match_end"
     assert player.page.locator("#events li[data-type=round_end]").count() == 1
-    assert player.event_polls, "the page never asked for events"
+    player.followed_the_stream()
     assert player.errors == []
     player.only_from(served)
+
+
+@pytest.mark.parametrize("player", ["basra"], indirect=True)
+def test_without_the_stream_the_page_falls_back_to_the_long_poll(served, player):
+    refused = '{"title": "no streams"}'
+    player.page.route("**/stream", lambda route: route.fulfill(
+        status=503, content_type="application/problem+json", body=refused))  # fmt: skip
+    player.start(served, preset="egyptian", seats="2", level="greedy", target="1")
+
+    player.play_until("body[data-status=match_over]")
+
+    assert player.page.get_attribute("body", "data-follow") == "poll"
+    assert player.event_polls, "the page never asked for events"
+    assert player.page.locator("#events li[data-type=match_end]").count() == 1
+    # The refused stream is the one console error the browser itself logs.
+    assert all("503" in error for error in player.errors), player.errors
 
 
 @pytest.mark.parametrize("player", ["bank"], indirect=True)
@@ -151,6 +178,42 @@ def test_a_bank_deal_by_clicking(served, player):
     player.shot("end")
 
     assert clicks > 0
-    assert player.event_polls, "the page never asked for events"
+    player.followed_the_stream()
     assert player.errors == []
     player.only_from(served)
+
+
+@pytest.mark.parametrize("player", ["basra"], indirect=True)
+def test_a_spectator_follows_from_the_watch_link_and_sees_a_timeout(served, browser, player):
+    player.start(served, preset="egyptian", seats="2", level="greedy", **{"turn-seconds": "10"})
+    assert player.page.locator("#countdown").is_visible()
+    assert int(player.page.get_attribute("#countdown", "data-seconds") or "-1") in range(11)
+    link = player.page.get_attribute("#watch-link", "href") or ""
+    assert link.startswith(f"{served}/play#watch=")
+
+    spectator = Player(browser.new_page(viewport={"width": 1200, "height": 760}), "spectator")
+    try:
+        spectator.page.goto(link)
+        page = spectator.page
+        page.wait_for_selector("#centre h3:has-text('Table')")
+        assert page.get_attribute("body", "data-role") == "spectator"
+        assert page.locator("#status .scores tr").count() == 2
+        assert page.locator("#seats-row .seat").count() == 2
+        assert page.locator("#centre .card").count() > 0  # the table's cards
+        assert not page.locator("#you").is_visible()
+        assert page.locator("#hand .card, .playable, .choice").count() == 0
+        assert not page.locator("#setup").is_visible()
+
+        # Nobody plays seat 0: its time runs out and both pages hear of it through the stream.
+        for watcher in (spectator, player):
+            timeout = watcher.page.locator("#events li[data-type=timeout]").first
+            timeout.wait_for(timeout=30_000)
+            assert timeout.inner_text() == "time ran out: the computer played for seat 0"
+        spectator.shot("view")
+        assert page.locator(".playable, .choice").count() == 0
+        spectator.followed_the_stream()
+        assert spectator.errors == []
+        assert player.errors == []
+        spectator.only_from(served)
+    finally:
+        spectator.page.close()

@@ -1,4 +1,5 @@
-// The play page: one human seat against the service's bots in a hosted session.
+// The play page: one human seat against the service's bots in a hosted session, or a
+// spectator of one (opened from its watch link, /play#watch=<id>.<spectator token>).
 // Plain ES module, no build step: everything it needs is served by the service itself.
 
 const SUIT_SYMBOLS = { C: "♣", D: "♦", H: "♥", S: "♠" };
@@ -6,13 +7,16 @@ const RED_SUITS = new Set(["D", "H"]);
 const TRUMP_CLASSES = ["plain", "trumps", "senior trumps"];
 const LOG_LENGTH = 40;
 const RETRY_MS = 1000;
+const TICK_MS = 250;
+const WATCH = "#watch=";
 
 const $ = (id) => document.getElementById(id);
 
 let catalogue = [];   // GET /v1/games
 let session = null;   // the match on screen: id, token, seats, version, view, moves
 let eventsSeen = 0;   // highest event version written to the log
-let longPoll = null;  // AbortController of the running events long poll
+let following = null; // AbortController of the running event stream or long poll
+let deadlineAt = null; // when the seat to move runs out of time (this clock), or null
 let busy = false;     // a move is on its way: nothing is clickable
 
 class Problem extends Error {
@@ -113,8 +117,8 @@ function block(title, ...children) {
 function seatName(seat) {
   if (seat === null || seat === undefined) return "nobody";
   if (seat === session.seat) return "You";
-  const entry = session.seats[seat];
-  return `Seat ${seat} (${entry.level} bot)`;
+  const entry = session.seats && session.seats[seat];
+  return entry ? `Seat ${seat} (${entry.level} bot)` : `Seat ${seat}`;
 }
 
 function sideCount(view) {
@@ -124,6 +128,7 @@ function sideCount(view) {
 function sideName(side, view) {
   if (view.game !== "basra") return seatName(side);
   if (view.seats === 2) return seatName(side);
+  if (session.seat === null) return `Side ${side}`;
   return side === session.seat % 2 ? "Your side" : `Side ${side}`;
 }
 
@@ -166,7 +171,9 @@ async function startMatch(event) {
     game: $("game").value,
     rules,
     seats: [{ type: "human" }, ...Array.from({ length: seats - 1 }, () => ({ type: "bot", level }))],
+    spectators: 1,
   };
+  if ($("turn-seconds").value) body.turn_seconds = Number($("turn-seconds").value);
   $("start").disabled = true;
   try {
     const created = await call("/v1/sessions", { method: "POST", body });
@@ -177,6 +184,7 @@ async function startMatch(event) {
       seat: created.seats.findIndex((seat) => seat.type === "human"),
       version: -1,
     };
+    showWatchLink(created.spectators[0].token);
     eventsSeen = 0;
     $("events").replaceChildren();
     await refresh();
@@ -188,6 +196,22 @@ async function startMatch(event) {
   }
 }
 
+function showWatchLink(token) {
+  const link = $("watch-link");
+  link.href = `${location.origin}/play${WATCH}${session.id}.${token}`;
+  link.textContent = link.href;
+  $("watch").hidden = false;
+}
+
+// A watch link opens the page as a spectator: the session's public view, nothing to play.
+async function watch(fragment) {
+  const [id, token] = fragment.split(".");
+  document.body.dataset.role = "spectator";
+  session = { id, token, seats: null, seat: null, version: -1 };
+  await refresh();
+  keepUp();
+}
+
 // ---- keeping up ----------------------------------------------------------------------
 
 function take(answer) {
@@ -195,6 +219,9 @@ function take(answer) {
   session.version = answer.version;
   session.view = answer.view;
   session.moves = answer.moves;
+  if ("time_left" in answer) {
+    deadlineAt = answer.time_left === null ? null : Date.now() + answer.time_left * 1000;
+  }
   if (answer.events) logEvents(answer.events);
   render();
 }
@@ -204,17 +231,103 @@ async function refresh() {
 }
 
 function stopPolling() {
-  if (longPoll) longPoll.abort();
-  longPoll = null;
+  if (following) following.abort();
+  following = null;
 }
 
-// The bots' moves arrive through the events long poll; each batch is followed by a read
-// of the session for the view and the legal moves they lead to.
+const pause = () => new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+
+// The other seats' moves arrive through the session's event stream (the long poll if the
+// stream cannot be had); each batch is followed by a read of the session for the view and
+// the legal moves it leads to.
 async function keepUp() {
   const controller = new AbortController();
-  longPoll = controller;
+  following = controller;
+  if (await followStream(controller)) return;
+  document.body.dataset.follow = "poll";
+  await followLongPoll(controller);
+}
+
+function matchGoesOn(controller) {
+  return !controller.signal.aborted && session.view.status !== "match_over";
+}
+
+// EventSource cannot send the bearer token, so the stream is read with fetch: messages of
+// `id:`, `event:` and `data:` lines ended by a blank line; `:` lines are pings. A dropped
+// connection resumes with Last-Event-ID, so every version arrives once. False when the
+// stream could not be opened at all (the caller falls back to the long poll).
+async function followStream(controller) {
+  const { id, token } = session;
+  let opened = false;
+  while (matchGoesOn(controller)) {
+    let response;
+    try {
+      response = await fetch(`/v1/sessions/${id}/stream`, {
+        signal: controller.signal,
+        headers: { Authorization: `Bearer ${token}`, "Last-Event-ID": String(eventsSeen) },
+      });
+    } catch (error) {
+      if (controller.signal.aborted) return true;
+      if (!opened) return false;
+      await pause();
+      continue;
+    }
+    if (!response.ok || !response.body) {
+      if (!opened) return false;
+      await pause();
+      continue;
+    }
+    opened = true;
+    document.body.dataset.follow = "stream";
+    try {
+      if (await readStream(response.body, controller)) return true;
+    } catch (error) {
+      if (controller.signal.aborted) return true;
+    }
+    if (matchGoesOn(controller)) await pause();
+  }
+  return true;
+}
+
+// Reads one connection's messages; true when the stream said `end` (the session is gone).
+async function readStream(body, controller) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  let message = { event: "message", data: [] };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done || controller.signal.aborted) return false;
+      buffer += value;
+      const lines = buffer.split(/\r\n|\r|\n/);
+      buffer = lines.pop();
+      for (const line of lines) {
+        if (line === "") {
+          if (message.event === "end") return true;
+          if (message.event === "events" && message.data.length) {
+            logEvents(JSON.parse(message.data.join("\n")));
+            await refresh();
+            if (!matchGoesOn(controller)) return false;
+          }
+          message = { event: "message", data: [] };
+          continue;
+        }
+        if (line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const text = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+        if (field === "event") message.event = text;
+        else if (field === "data") message.data.push(text);
+      }
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+async function followLongPoll(controller) {
   const { id } = session;
-  while (!controller.signal.aborted && session.view.status !== "match_over") {
+  while (matchGoesOn(controller)) {
     try {
       const events = await call(`/v1/sessions/${id}/events?after=${eventsSeen}`, {
         signal: controller.signal,
@@ -227,7 +340,7 @@ async function keepUp() {
     } catch (error) {
       if (controller.signal.aborted) return;
       showProblem(error);
-      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      await pause();
     }
   }
 }
@@ -269,6 +382,20 @@ function render() {
   renderSeats(view);
   $("centre").replaceChildren(...(view.game === "bank" ? bankCentre(view) : basraCentre(view)));
   renderHand(view);
+  renderCountdown();
+}
+
+function renderCountdown() {
+  const box = $("countdown");
+  const view = session && session.view;
+  if (deadlineAt === null || !view || view.status === "match_over" || view.turn === null) {
+    box.hidden = true;
+    return;
+  }
+  const left = Math.max(0, Math.ceil((deadlineAt - Date.now()) / 1000));
+  box.textContent = `${seatName(view.turn)}: ${left} s left to play`;
+  box.dataset.seconds = String(left);
+  box.hidden = false;
 }
 
 function matchResult(view) {
@@ -360,7 +487,7 @@ function bankCentre(view) {
   const trumps = Object.entries(view.trumps.common)
     .filter(([, level]) => level > 0)
     .map(([suit, level]) => `${SUIT_SYMBOLS[suit]} ${TRUMP_CLASSES[level]}`);
-  const personal = view.trumps.personal[session.seat];
+  const personal = session.seat === null ? null : view.trumps.personal[session.seat];
   if (personal) trumps.push(`yours: ${SUIT_SYMBOLS[personal]}`);
   return [
     block("Bank", pile),
@@ -392,6 +519,7 @@ function choiceButton(move) {
 // A hand card is clickable when a legal move plays it alone; when several moves play it
 // (captures to choose from), a click lists them. Moves of several cards or none are buttons.
 function renderHand(view) {
+  if (session.seat === null) return;  // a spectator has no hand and nothing to play
   const moves = busy || view.turn !== session.seat ? [] : session.moves;
   const byCard = new Map();
   const others = [];
@@ -454,6 +582,9 @@ function describe(event) {
       return `${who} laid a ${event.type}: ${cardsText(event.cards)}`;
     case "draw":
       return `${who} drew ${cardText(event.card)}${event.forced ? " (after a seven)" : ""}`;
+    case "timeout":
+      return `time ran out: the computer played for seat ${event.seat}` +
+        (event.absent ? " (absent)" : "");
     case "pass":
       return `${who} passed`;
     case "turn_up":
@@ -490,4 +621,9 @@ function logEvents(events) {
 
 $("game").addEventListener("change", fillGameOptions);
 $("setup").addEventListener("submit", startMatch);
-loadGames().catch(showProblem);
+setInterval(renderCountdown, TICK_MS);
+if (location.hash.startsWith(WATCH)) {
+  watch(location.hash.slice(WATCH.length)).catch(showProblem);
+} else {
+  loadGames().catch(showProblem);
+}
