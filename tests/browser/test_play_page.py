@@ -2,12 +2,13 @@
 against real gunicorn and real Redis: whole games played by clicking, followed through the
 event stream, a spectator's watch link and a turn timer, no console error."""
 
+import json
 import shutil
 from collections.abc import Iterator
 
 import pytest
 import requests
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, Route, sync_playwright
 
 from tests.browser import SCREENSHOTS
 from tests.gunicorn_server import gunicorn
@@ -217,3 +218,42 @@ def test_a_spectator_follows_from_the_watch_link_and_sees_a_timeout(served, brow
         spectator.only_from(served)
     finally:
         spectator.page.close()
+    resumes_after_a_dropped_stream(served, browser, link)
+
+
+def resumes_after_a_dropped_stream(served: str, browser: Browser, link: str) -> None:
+    """A watcher whose first stream ends after one message reconnects with Last-Event-ID
+    set to that message's version."""
+    asked: list[str | None] = []
+    sent: list[int] = []
+
+    def first_stream_ends(route: Route) -> None:
+        asked.append(route.request.header_value("last-event-id"))
+        if len(asked) > 1:
+            route.continue_()
+            return
+        events = requests.get(
+            route.request.url.removesuffix("/stream") + "/events?after=0",
+            headers={"Authorization": route.request.header_value("authorization") or ""},
+            timeout=10,
+        ).json()
+        sent.append(events[-1]["version"])
+        message = f"id: {sent[0]}\nevent: events\ndata: {json.dumps(events)}\n\n"
+        route.fulfill(status=200, content_type="text/event-stream", body=": ping\n\n" + message)
+
+    watcher = Player(browser.new_page(), "resumer")
+    try:
+        watcher.page.route("**/stream", first_stream_ends)
+        with watcher.page.expect_request(
+            lambda request: (
+                request.url.endswith("/stream") and request.headers.get("last-event-id", "0") != "0"
+            )
+        ) as second:
+            watcher.page.goto(link)
+        assert second.value.header_value("last-event-id") == str(sent[0])
+        watcher.page.wait_for_selector("#events li[data-type=timeout]")
+        assert asked[0] == "0"
+        assert watcher.page.locator("#events li[data-type=timeout]").count() == 1
+        assert watcher.errors == []
+    finally:
+        watcher.page.close()
