@@ -293,7 +293,7 @@ async function followStream(controller) {
 async function readStream(body, controller) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
-  let message = { event: "message", data: [] };
+  let message = { id: null, event: "message", data: [] };
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -306,17 +306,20 @@ async function readStream(body, controller) {
           if (message.event === "end") return true;
           if (message.event === "events" && message.data.length) {
             logEvents(JSON.parse(message.data.join("\n")));
+            // A version whose events this token may not see still counts for resuming.
+            if (Number.isInteger(message.id)) eventsSeen = Math.max(eventsSeen, message.id);
             await refresh();
             if (!matchGoesOn(controller)) return false;
           }
-          message = { event: "message", data: [] };
+          message = { id: null, event: "message", data: [] };
           continue;
         }
         if (line.startsWith(":")) continue;
         const colon = line.indexOf(":");
         const field = colon < 0 ? line : line.slice(0, colon);
         const text = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-        if (field === "event") message.event = text;
+        if (field === "id") message.id = Number(text);
+        else if (field === "event") message.event = text;
         else if (field === "data") message.data.push(text);
       }
     }
