@@ -3,6 +3,7 @@
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 
 import orjson
 import pytest
@@ -44,10 +45,12 @@ def start(base: str, seats=HUMANS, **extra) -> tuple[dict, dict[int, Seat]]:
     return response.json(), seats_of(base, response.json())
 
 
-def play_until_over(seats: dict[int, Seat], version: int, limit: int = 5000) -> tuple[int, int]:
-    """Each seat plays a legal move on its turn until the match ends; returns the final
-    version and how many moves the humans made."""
-    for made in range(limit):
+def play_until_over(
+    seats: dict[int, Seat], version: int, choose: Callable[[list, int], dict] = chosen
+) -> tuple[int, int]:
+    """Each seat plays a legal move (`choose` picks it from the listed ones) on its turn
+    until the match ends; returns the final version and how many moves the humans made."""
+    for made in range(5000):
         views = {seat: holder.get().json() for seat, holder in seats.items()}
         assert {view["version"] for view in views.values()} == {version}
         movers = [seat for seat, view in views.items() if view["moves"]]
@@ -55,7 +58,7 @@ def play_until_over(seats: dict[int, Seat], version: int, limit: int = 5000) -> 
             assert all(view["view"]["status"] == "match_over" for view in views.values())
             return version, made
         (mover,) = movers
-        response = seats[mover].move(chosen(views[mover]["moves"], made), version)
+        response = seats[mover].move(choose(views[mover]["moves"], made), version)
         assert response.status_code == 200, response.text
         answer = response.json()
         assert answer["version"] > version
@@ -478,27 +481,6 @@ def picked(moves: list[dict], turn: int) -> dict:
     return moves[turn % len(moves)]
 
 
-def play_bank_until_over(seats: dict[int, Seat], version: int) -> tuple[int, int]:
-    """Each human seat plays a listed move on its turn until the match ends; returns the
-    final version and how many moves the humans made."""
-    for made in range(5000):
-        views = {seat: holder.get().json() for seat, holder in seats.items()}
-        assert {view["version"] for view in views.values()} == {version}
-        movers = [seat for seat, view in views.items() if view["moves"]]
-        if not movers:
-            assert all(view["view"]["status"] == "match_over" for view in views.values())
-            return version, made
-        (mover,) = movers
-        response = seats[mover].move(picked(views[mover]["moves"], made), version)
-        assert response.status_code == 200, response.text
-        answer = response.json()
-        assert {e["version"] for e in answer["events"]} == set(
-            range(version + 1, answer["version"] + 1)
-        )
-        version = answer["version"]
-    raise AssertionError("the match did not end")
-
-
 def assert_draws_hidden_from_others(events: list[dict], seat: int) -> None:
     draws = [event for event in events if event["type"] == "draw"]
     assert all((event["card"] is None) == (event["seat"] != seat) for event in draws), draws
@@ -518,7 +500,7 @@ def test_bank_any_mix_of_humans_and_bots_plays_a_whole_match(base, kinds):
     created, holders = start(base, seats, seed=f"bank {len(kinds)}", **BANK)
     assert created["game"] == "bank" and len(created["seats"]) == len(kinds)
     assert set(holders) == {seat for seat, kind in enumerate(kinds) if kind == "human"}
-    version, made = play_bank_until_over(holders, created["version"])
+    version, made = play_until_over(holders, created["version"], picked)
     assert made > 0
     for seat, holder in holders.items():
         events = holder.events(0).json()
