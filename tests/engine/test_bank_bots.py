@@ -14,6 +14,7 @@ from engine.bots.expert import budget
 from engine.bots.search import search_of
 from engine.game import get_game
 from tests.engine.bank_builders import bank_state
+from tests.engine.hidden import hidden_shuffle
 
 GAME = get_game("bank")
 SEARCH = BankSearch()
@@ -30,21 +31,6 @@ def positions(seats: int, count: int, seed: str, rules: dict[str, Any] | None = 
             found.append(state)
         state, _ = GAME.apply(state, rng.choice(GAME.legal_moves(state)))
     return found
-
-
-def hidden_shuffle(state: Any, seat: int, rng: random.Random) -> Any:
-    """The same state as `seat` sees it, with the cards it cannot see (the other hands and
-    the stock) dealt around anew and another seed."""
-    unseen = [*(c for s, hand in enumerate(state.hands) if s != seat for c in hand), *state.stock]
-    rng.shuffle(unseen)
-    hands = []
-    for other, hand in enumerate(state.hands):
-        if other == seat:
-            hands.append(hand)
-        else:
-            hands.append(tuple(sorted(unseen[: len(hand)])))
-            unseen = unseen[len(hand) :]
-    return state._replace(hands=tuple(hands), stock=tuple(unseen), seed="another seed")
 
 
 def position(seats: int = 2, **fields: Any) -> Any:

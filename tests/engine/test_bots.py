@@ -5,30 +5,15 @@ from argparse import Namespace
 
 import pytest
 
-from engine.basra import State
 from engine.bots import LEVELS, choose_move, hint
 from engine.bots.arena import play_match, run, wilson
 from engine.bots.expert import expert_player
 from engine.game import get_game
 from tests.engine.builders import LEVANTINE, build, cards, positions, single_play
+from tests.engine.hidden import hidden_shuffle
 
 GAME = get_game("basra")
 CONFIGS = [(preset, seats) for preset in ("levantine", "egyptian") for seats in (2, 4)]
-
-
-def hidden_shuffle(state: State, seat: int, rng: random.Random) -> State:
-    """The same state as `seat` sees it, with every card it cannot see moved around and
-    another seed: the other hands and the stock hold different cards."""
-    unseen = [*(c for s, hand in enumerate(state.hands) if s != seat for c in hand), *state.stock]
-    rng.shuffle(unseen)
-    hands = []
-    for other, hand in enumerate(state.hands):
-        if other == seat:
-            hands.append(hand)
-        else:
-            hands.append(tuple(sorted(unseen[: len(hand)])))
-            unseen = unseen[len(hand) :]
-    return state._replace(hands=tuple(hands), stock=tuple(unseen), seed="another seed")
 
 
 @pytest.mark.parametrize(("preset", "seats"), CONFIGS)
