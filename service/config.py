@@ -37,6 +37,12 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "READY_GRACE_SECONDS": (5.0, float),
     "RATE_LIMIT_ADDRESS": (None, optional_text),
     "RATE_LIMIT_TOKEN": (None, optional_text),
+    # Waiting readers (event streams and long polls): at most this many per token (then
+    # 429) and per worker (then 503; unset: three quarters of GUNICORN_WORKER_CONNECTIONS),
+    # so that waiting readers never take the connections a move needs.
+    "MAX_WAITERS_PER_TOKEN": (4, int),
+    "MAX_WAITERS": (None, int),
+    "GUNICORN_WORKER_CONNECTIONS": (1000, int),
 }
 
 
@@ -49,4 +55,6 @@ def load_config(
         for name, (default, read) in SETTINGS.items()
     }
     config.update(overrides or {})
+    if config["MAX_WAITERS"] is None:
+        config["MAX_WAITERS"] = int(config["GUNICORN_WORKER_CONNECTIONS"]) * 3 // 4
     return config

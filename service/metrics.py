@@ -12,6 +12,7 @@ id, token, seed or card is ever a label value.
 
 import os
 import time
+from typing import TYPE_CHECKING
 
 import flask
 from prometheus_client import (
@@ -24,6 +25,9 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+
+if TYPE_CHECKING:
+    from service.hosted.commit import Facts
 
 METRICS_PATH = "/metrics"
 UNMATCHED = "unmatched"  # the route label of a path no route knows (a 404 or 405)
@@ -66,6 +70,15 @@ STORE_OPERATIONS = Histogram(
     ["operation", "outcome"],
     buckets=STORE_BUCKETS,
 )
+
+
+def count_commit(facts: "Facts") -> None:
+    """A follower of hosted commits: the sessions created and the moves applied, by who
+    played them (a bot's level; a human's and a timeout's level is empty)."""
+    if facts.created:
+        SESSIONS.labels(facts.game).inc()
+    for moved in facts.moved:
+        MOVES.labels(facts.game, moved.by, moved.level if moved.by == "bot" else "").inc()
 
 
 def multiprocess_dir() -> str | None:

@@ -1,4 +1,4 @@
-"""A gracefully stopping gunicorn worker answers its waiting long polls at once.
+"""A gracefully stopping gunicorn worker answers its waiting readers at once.
 
 On SIGTERM (a deploy, `kill -HUP` of the master, a scale-down) gunicorn stops accepting
 and waits up to graceful_timeout for the requests in flight, then drops whatever is left
@@ -12,10 +12,9 @@ import threading
 import time
 from typing import Any
 
-from service.live import drain_hubs
-from service.store import drain_all
+from service.hosted.hub import drain_hubs
 
-WATCH_SECONDS = 0.1  # how soon after the signal the polls are answered
+WATCH_SECONDS = 0.1  # how soon after the signal the readers are answered
 
 
 def answer_long_polls_on_stop(worker: Any) -> None:
@@ -25,7 +24,6 @@ def answer_long_polls_on_stop(worker: Any) -> None:
     def watch() -> None:
         while worker.alive:
             time.sleep(WATCH_SECONDS)
-        drain_all()
         drain_hubs()
 
     threading.Thread(target=watch, name="drain-long-polls", daemon=True).start()

@@ -1,5 +1,7 @@
-"""Hosted sessions over HTTP: parse -> service.sessions -> write, nothing else."""
+"""Hosted sessions over HTTP: parse -> service.hosted -> write, nothing else."""
 
+import select
+import socket
 from typing import Any
 
 import flask
@@ -15,8 +17,10 @@ from service.errors import (
     invalid,
     problem,
 )
+from service.hosted.problems import StaleVersion, unavailable
+from service.hosted.sessions import Sessions, open_sessions
+from service.hosted.tokens import MAX_KEY_LENGTH
 from service.json import dumps, has_body
-from service.live import Hub, MemorySchedule, RedisHub, RedisSchedule
 from service.routes import Blueprint, answer
 from service.schemas.envelopes import (
     CreateSessionRequest,
@@ -30,9 +34,7 @@ from service.schemas.envelopes import (
     StaleVersionProblem,
     session_events,
 )
-from service.sessions import MAX_KEY_LENGTH, Sessions, SessionUnavailable, StaleVersion
-from service.store import StoreUnavailable, open_store
-from service.store.redis_store import CHANGED_PATTERN, session_of_channel
+from service.store import StoreUnavailable
 
 blp = Blueprint(
     "sessions",
@@ -243,7 +245,7 @@ def stream(query: dict[str, Any], session_id: str) -> flask.Response:
     after = last_event_id()
     if after is None:
         after = query.get("after")
-    messages = sessions().stream(session_id, authorization(), after)
+    messages = sessions().stream(session_id, authorization(), after, client_gone())
     return flask.Response(
         messages,
         mimetype="text/event-stream",
@@ -270,7 +272,29 @@ def events(query: dict[str, Any], session_id: str) -> flask.Response:
     """The events of the moves after version `after`, each tagged with its `version`, as a
     JSON array. When there are none yet it waits (long poll) until one arrives or the bound
     (LONG_POLL_SECONDS) passes, then answers []."""
-    return answer(sessions().events(session_id, authorization(), query["after"]))
+    return answer(
+        sessions().events(session_id, authorization(), query["after"], client_gone())
+    )
+
+
+def client_gone():
+    """A look at whether the request's client closed its connection, without reading what
+    it may have sent (a closed socket reads as empty at once); never, where the server
+    offers no socket."""
+    connection = flask.request.environ.get("gunicorn.socket") or flask.request.environ.get(
+        "werkzeug.socket"
+    )
+    if connection is None:
+        return None
+
+    def gone() -> bool:
+        try:
+            readable, _, _ = select.select([connection], [], [], 0)
+            return bool(readable) and not connection.recv(1, socket.MSG_PEEK)
+        except (OSError, ValueError):  # reset, or already closed
+            return True
+
+    return gone
 
 
 def stale_problem(error: StaleVersion) -> flask.Response:
@@ -279,34 +303,19 @@ def stale_problem(error: StaleVersion) -> flask.Response:
     return response
 
 
-def unavailable(error: StoreUnavailable) -> flask.Response:
+def store_unavailable(error: StoreUnavailable) -> flask.Response:
     flask.current_app.logger.warning("session store unavailable: %s", error)
-    failure = SessionUnavailable("the session store is unavailable; retry shortly")
+    failure = unavailable("the session store is unavailable; retry shortly")
     return problem(failure.status, failure.detail, headers=failure.headers)
 
 
 def install(app: flask.Flask, api: ProblemApi) -> None:
     """Hosted sessions on `app`: the store its config selects, the routes, their errors."""
-    store = open_store(app.config)
-    url = app.config["REDIS_URL"]
-    hub = RedisHub(url, CHANGED_PATTERN, session_of_channel) if url else Hub()
-    app.extensions["sessions"] = Sessions(
-        store,
-        float(app.config["LONG_POLL_SECONDS"]),
-        bool(app.config["CLIENT_SEEDS"]),
-        hub=hub,
-        schedule=RedisSchedule(
-            url, bool(app.config["REDIS_CLUSTER"]), float(app.config["REDIS_TIMEOUT_SECONDS"])
-        )
-        if url
-        else MemorySchedule(),
-        ping_seconds=float(app.config["STREAM_PING_SECONDS"]),
-        metrics=bool(app.config["METRICS"]),
-    )
+    app.extensions["sessions"] = open_sessions(app.config)
     api.spec.components.security_scheme(
         "seatToken",
         {"type": "http", "scheme": "bearer", "description": "a seat token from POST /v1/sessions"},
     )
     api.register_blueprint(blp)
     app.register_error_handler(StaleVersion, stale_problem)
-    app.register_error_handler(StoreUnavailable, unavailable)
+    app.register_error_handler(StoreUnavailable, store_unavailable)

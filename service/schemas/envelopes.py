@@ -18,7 +18,7 @@ from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, vali
 from engine.bots import LEVELS
 from engine.game import Game, games, get_game
 from service.errors import ProblemSchema
-from service.live import DEFAULT_TIMEOUT_LEVEL, MAX_SPECTATORS, TIMEOUT_LEVELS
+from service.hosted.records import DEFAULT_TIMEOUT_LEVEL, MAX_SPECTATORS, TIMEOUT_LEVELS
 from service.schemas.common import (
     EventSchema,
     GameSchemas,

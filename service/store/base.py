@@ -3,17 +3,28 @@
 A store keeps sessions as opaque records (the game state as JSON text, the version, the
 seats with their token hashes) and knows nothing of the rules. What it guarantees:
 
-* `commit` is a compare-and-set on the version (and on the live record when the change
-  names the one it expects): of several commits expecting the same
-  version exactly one is applied; it appends that move's events, keeps the idempotent
-  answer and refreshes the idle TTL in the same atomic step, then wakes long-pollers.
+* `commit` is the one write of a session, its creation included: a compare-and-set on the
+  version and the epoch (and on the live record when the change names the one it expects):
+  of several commits expecting the same version exactly one is applied; it appends that
+  move's events, keeps the idempotent answer and refreshes the idle TTL in the same atomic
+  step, then announces the new version to other processes (Redis: on the session's channel).
 * every read or write of a session refreshes its idle TTL; an expired session is gone.
 * a backend that cannot be reached raises StoreUnavailable, never its own errors.
+
+With METRICS on, every call is timed and counted by its outcome
+(`cards_store_operation_duration_seconds`); a store never sees more than ids and opaque
+text, so neither can a metric.
 """
 
+import functools
+import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
+
+from service.metrics import STORE_OPERATIONS
 
 
 class StoreUnavailable(RuntimeError):
@@ -52,6 +63,14 @@ class Commit:
 
 
 @dataclass(frozen=True, slots=True)
+class NewSession:
+    """What a session's first commit writes besides a change: it creates the session."""
+
+    game: str
+    seats: str  # JSON text, as Session.seats
+
+
+@dataclass(frozen=True, slots=True)
 class Change:
     """One atomic step: the state after it and one event batch per version it adds."""
 
@@ -65,18 +84,64 @@ class Change:
     expected_live: str | None = None
     live: str | None = None  # the live record to write; None leaves it as it is
     expected_epoch: int = 0  # a change made on an earlier epoch's state is STALE
+    new: NewSession | None = None  # set: the commit creates the session (STALE if it exists)
+    # Announced with the new version to other processes (what their readers need without a
+    # read: the turn deadline); opaque to the store.
+    notice: str = ""
+
+
+def gone_or_ok(result: object) -> str:
+    return "gone" if result is None or result is False else "ok"
+
+
+# Each call that is timed, and the outcome label of what it returned.
+MEASURED: dict[str, Callable[[Any], str]] = {
+    "load": gone_or_ok,
+    "commit": lambda commit: commit.outcome.value,
+    "answer": lambda answer: "missing" if answer is None else "ok",
+    "remember_creation": lambda earlier: "kept" if earlier is None else "replay",
+    "forget_creation": lambda _: "ok",
+    "events": lambda batches: "gone" if batches is None else "ok" if batches else "empty",
+    "delete": gone_or_ok,
+    "exists": gone_or_ok,
+}
+
+
+def measured(operation: str, call: Callable[..., Any]) -> Callable[..., Any]:
+    """`call` timed into STORE_OPERATIONS when the store's `metrics` is on; a commit that
+    creates its session is counted as operation `create`."""
+    outcome = MEASURED[operation]
+
+    @functools.wraps(call)
+    def timed(store: "SessionStore", *args: Any) -> Any:
+        if not store.metrics:
+            return call(store, *args)
+        name = "create" if operation == "commit" and args[1].new is not None else operation
+        started = time.perf_counter()
+        try:
+            result = call(store, *args)
+        except StoreUnavailable:
+            STORE_OPERATIONS.labels(name, "unavailable").observe(time.perf_counter() - started)
+            raise
+        STORE_OPERATIONS.labels(name, outcome(result)).observe(time.perf_counter() - started)
+        return result
+
+    return timed
 
 
 class SessionStore(ABC):
     """Hosted sessions with an idle TTL in seconds, refreshed on every access."""
 
+    metrics = False  # time every call (open_store sets it from METRICS)
+
     def __init__(self, ttl: float) -> None:
         self.ttl = ttl
 
-    @abstractmethod
-    def create(self, session: Session, batches: tuple[str, ...] = ()) -> None:
-        """Store a new session (its id is fresh and random) with the event batches of the
-        moves already made in it (bots that move first): one per version."""
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for operation in MEASURED:
+            if operation in cls.__dict__:
+                setattr(cls, operation, measured(operation, cls.__dict__[operation]))
 
     @abstractmethod
     def load(self, session_id: str) -> Session | None:
@@ -85,7 +150,7 @@ class SessionStore(ABC):
     @abstractmethod
     def commit(self, session_id: str, change: Change) -> Commit:
         """Apply `change` if the session is still at `change.expected_version` and
-        `change.expected_epoch`."""
+        `change.expected_epoch` (or, with `change.new`, create it at that version)."""
 
     @abstractmethod
     def answer(self, session_id: str, key: str) -> str | None:
@@ -101,13 +166,13 @@ class SessionStore(ABC):
         """Drop a creation answer whose session no longer exists."""
 
     @abstractmethod
-    def events(self, session_id: str, after: int, timeout: float) -> list[str] | None:
-        """The event batches of the versions after `after`, waiting up to `timeout`
-        seconds for one when there are none yet; None when there is no such session."""
+    def events(self, session_id: str, after: int) -> list[str] | None:
+        """The event batches of the versions after `after`; None when there is no such
+        session."""
 
     @abstractmethod
     def delete(self, session_id: str) -> bool:
-        """End the session; False when there was none. Wakes its long-pollers."""
+        """End the session; False when there was none. Announces it to other processes."""
 
     @abstractmethod
     def exists(self, session_id: str) -> bool:
@@ -117,11 +182,6 @@ class SessionStore(ABC):
     @abstractmethod
     def ready(self) -> bool:
         """Whether the backend answers right now."""
-
-    @abstractmethod
-    def drain(self) -> None:
-        """Answer every long poll waiting in this process now (the worker is stopping):
-        each returns what it has, [] when nothing came. Later waits return at once too."""
 
     @abstractmethod
     def close(self) -> None:

@@ -1,8 +1,8 @@
 """The in-process store: the embedded default when no REDIS_URL is configured.
 
 Sessions live in this process only, so the run command starts one worker process when it
-uses this store (see gunicorn.conf.py). One lock guards every session; a Condition per session
-on that lock wakes its long-pollers when a move is committed or the session ends.
+uses this store (see gunicorn.conf.py). One lock guards every session. Its sessions are
+never rolled back, so their epoch stays what it was created with.
 """
 
 import threading
@@ -16,7 +16,6 @@ from service.store.base import Change, Commit, Outcome, Session, SessionStore
 class Record:
     session: Session
     expires: float
-    changed: threading.Condition
     batches: list[str] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
 
@@ -28,13 +27,6 @@ class MemoryStore(SessionStore):
         self._creations: dict[str, tuple[str, float]] = {}
         self._lock = threading.Lock()
         self._next_sweep = 0.0
-        self._draining = False
-
-    def create(self, session: Session, batches: tuple[str, ...] = ()) -> None:
-        with self._lock:
-            self._forget_expired()
-            changed = threading.Condition(self._lock)
-            self._records[session.id] = Record(session, self._deadline(), changed, list(batches))
 
     def load(self, session_id: str) -> Session | None:
         with self._lock:
@@ -44,23 +36,26 @@ class MemoryStore(SessionStore):
     def commit(self, session_id: str, change: Change) -> Commit:
         with self._lock:
             record = self._live(session_id)
+            if change.new is not None:
+                if record is not None:
+                    return Commit(Outcome.STALE, record.session.version, None, record.session.epoch)
+                record = self._opened(session_id, change)
             if record is None:
                 return Commit(Outcome.GONE)
-            version = record.session.version
+            session = record.session
+            version, epoch = session.version, session.epoch
             if change.key is not None and change.key in record.answers:
-                return Commit(Outcome.REPLAY, version, record.answers[change.key])
-            # Sessions in process memory are never rolled back: their epoch stays 0.
-            live_changed = change.expected_live not in (None, record.session.live)
-            if version != change.expected_version or change.expected_epoch != 0 or live_changed:
-                return Commit(Outcome.STALE, version)
+                return Commit(Outcome.REPLAY, version, record.answers[change.key], epoch)
+            live_changed = change.expected_live not in (None, session.live)
+            if version != change.expected_version or change.expected_epoch != epoch or live_changed:
+                return Commit(Outcome.STALE, version, None, epoch)
             version += len(change.batches)
-            live = record.session.live if change.live is None else change.live
-            record.session = replace(record.session, version=version, state=change.state, live=live)
+            live = session.live if change.live is None else change.live
+            record.session = replace(session, version=version, state=change.state, live=live)
             record.batches.extend(change.batches)
             if change.key is not None and change.answer is not None:
                 record.answers[change.key] = change.answer
-            record.changed.notify_all()
-            return Commit(Outcome.APPLIED, version)
+            return Commit(Outcome.APPLIED, version, None, epoch)
 
     def answer(self, session_id: str, key: str) -> str | None:
         with self._lock:
@@ -79,27 +74,16 @@ class MemoryStore(SessionStore):
         with self._lock:
             self._creations.pop(key, None)
 
-    def events(self, session_id: str, after: int, timeout: float) -> list[str] | None:
-        deadline = time.monotonic() + timeout
+    def events(self, session_id: str, after: int) -> list[str] | None:
         with self._lock:
-            while True:
-                record = self._live(session_id)
-                if record is None:
-                    return None
-                if len(record.batches) > after:
-                    return record.batches[after:]
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or self._draining:
-                    return []
-                record.changed.wait(remaining)
+            record = self._live(session_id)
+            return None if record is None else record.batches[after:]
 
     def delete(self, session_id: str) -> bool:
         with self._lock:
-            record = self._live(session_id)
-            if record is None:
+            if self._live(session_id) is None:
                 return False
             del self._records[session_id]
-            record.changed.notify_all()
             return True
 
     def exists(self, session_id: str) -> bool:
@@ -110,14 +94,18 @@ class MemoryStore(SessionStore):
     def ready(self) -> bool:
         return True
 
-    def drain(self) -> None:
-        with self._lock:
-            self._draining = True
-            for record in self._records.values():
-                record.changed.notify_all()
-
     def close(self) -> None:
         """Nothing to release: the sessions live and die with this process."""
+
+    def _opened(self, session_id: str, change: Change) -> Record:
+        """A new session's record, at the version its first change expects."""
+        assert change.new is not None
+        self._forget_expired()
+        session = Session(
+            session_id, change.new.game, change.expected_version, change.state, change.new.seats
+        )
+        record = self._records[session_id] = Record(session, self._deadline())
+        return record
 
     def _deadline(self) -> float:
         return time.monotonic() + self.ttl

@@ -6,14 +6,15 @@ Key layout (one hash tag per session, so all its keys live on one Redis Cluster 
                                 epoch, incarnation (run id of the Redis that last touched it)
     cards:{<id>}:events         list: item i holds the JSON events of version i + 1
     cards:{<id>}:answers        hash: Idempotency-Key digest -> stored answer of a move
-    cards:{<id>}:changed        pub/sub channel: a message per commit and on delete
+    cards:{<id>}:changed        pub/sub channel: "<version> <notice>" per commit, "deleted"
     cards:{create:<digest>}     string: stored answer of a session creation
 
 Every key of a session carries the idle TTL and every access refreshes all of them, so the
-stored answers expire with their session. A move is one Lua script (`COMMIT`): it checks
-the version, writes the state, appends the events, keeps the answer, refreshes the TTL and
-publishes on the session's channel, all atomically. Connection and timeout errors become
-StoreUnavailable; redis-py reconnects by itself once the server is back.
+stored answers expire with their session. Every write of a session, its creation included,
+is one Lua script (`COMMIT`): it checks the version, writes the state, appends the events,
+keeps the answer, refreshes the TTL and publishes on the session's channel, all atomically.
+Connection and timeout errors become StoreUnavailable; redis-py reconnects by itself once
+the server is back.
 
 On a Redis Cluster (REDIS_CLUSTER) the same keys, scripts and channels serve: every key a
 script or a MULTI touches carries the session's hash tag, so one session lives on one slot
@@ -21,7 +22,6 @@ of one master, and sessions spread over the masters by id. A creation's answer h
 its own (its key's digest): it is one key alone. PUBLISH reaches every node of a cluster.
 """
 
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,8 +44,7 @@ CONNECT_TIMEOUT = 1.0
 # /readyz answers 503 only once Redis has failed every probe for this long: every replica
 # shares the one Redis, so a blip taking them all out of rotation at once would only add to it.
 READY_GRACE = 5.0
-# Each waiting long poll holds a pub/sub connection from the pool: room for gunicorn's
-# worker_connections (1000 per gevent worker) and the commands running beside them.
+# The most connections a process's pool opens.
 MAX_CONNECTIONS = 4096
 
 # What "not reachable now" looks like: the server is down or hung, or (on a cluster) a
@@ -76,18 +75,32 @@ end
 """
 
 # KEYS: session, events, answers. ARGV: ttl ms. Returns the session hash, flat.
-LOAD = EPOCH + """
+LOAD = (
+    EPOCH
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 same_incarnation(KEYS[1])
 for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
 return redis.call('HGETALL', KEYS[1])
 """
+)
 
 # KEYS: session, events, answers. ARGV: expected version, state, ttl ms, channel,
 # answer key ('' for none), answer, expected live ('' for any), live ('' to keep),
-# expected epoch, batch... Returns {outcome, version, epoch[, answer]}.
-COMMIT = EPOCH + """
+# expected epoch, new game and seats ('' unless the commit creates the session), notice,
+# batch... Returns {outcome, version, epoch[, answer]}.
+COMMIT = (
+    EPOCH
+    + """
 local version = redis.call('HGET', KEYS[1], 'version')
+if ARGV[10] ~= '' then
+  if version then
+    return {'stale', tonumber(version), tonumber(redis.call('HGET', KEYS[1], 'epoch'))}
+  end
+  redis.call('HSET', KEYS[1], 'game', ARGV[10], 'seats', ARGV[11], 'version', ARGV[1],
+             'epoch', 0, 'incarnation', incarnation())
+  version = ARGV[1]
+end
 if not version then return {'gone', 0, 0} end
 local epoch = same_incarnation(KEYS[1])
 if ARGV[5] ~= '' then
@@ -100,24 +113,17 @@ end
 if ARGV[7] ~= '' and (redis.call('HGET', KEYS[1], 'live') or '{}') ~= ARGV[7] then
   return {'stale', tonumber(version), epoch}
 end
-local batches = #ARGV - 9
+local batches = #ARGV - 12
 version = tonumber(version) + batches
 redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2])
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
-for i = 10, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 13, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[3]) end
-redis.call('PUBLISH', ARGV[4], version)
+redis.call('PUBLISH', ARGV[4], version .. ' ' .. ARGV[12])
 return {'applied', version, epoch}
 """
-
-# KEYS: session, events. ARGV: ttl ms, game, version, state, seats, live, batch...
-CREATE = EPOCH + """
-redis.call('HSET', KEYS[1], 'game', ARGV[2], 'version', ARGV[3], 'state', ARGV[4],
-           'seats', ARGV[5], 'live', ARGV[6], 'epoch', 0, 'incarnation', incarnation())
-for i = 7, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
-for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
-"""
+)
 
 # KEYS: session, events, answers. ARGV: channel. Returns how many keys it deleted. A script
 # rather than a MULTI: Redis Cluster clients refuse PUBLISH inside a pipeline.
@@ -210,20 +216,10 @@ class RedisStore(SessionStore):
         self._commit = self.client.register_script(COMMIT)
         self._events = self.client.register_script(EVENTS)
         self._delete = self.client.register_script(DELETE)
-        self._create = self.client.register_script(CREATE)
-        self._draining = False
-        self._waiting: dict[str, int] = {}  # channel -> long polls of this process on it
-        self._waiting_lock = threading.Lock()
 
     @property
     def ttl_ms(self) -> int:
         return max(1, int(self.ttl * 1000))
-
-    def create(self, session: Session, batches: tuple[str, ...] = ()) -> None:
-        args = [self.ttl_ms, session.game, session.version, session.state, session.seats,
-                session.live]  # fmt: skip
-        with reachable():
-            self._create(keys=session_keys(session.id)[:2], args=[*args, *batches])
 
     def load(self, session_id: str) -> Session | None:
         with reachable():
@@ -252,6 +248,9 @@ class RedisStore(SessionStore):
             change.expected_live or "",
             change.live or "",
             change.expected_epoch,
+            "" if change.new is None else change.new.game,
+            "" if change.new is None else change.new.seats,
+            change.notice,
             *change.batches,
         ]
         with reachable():
@@ -276,15 +275,10 @@ class RedisStore(SessionStore):
         with reachable():
             self.client.delete(creation_key(key))
 
-    def events(self, session_id: str, after: int, timeout: float) -> list[str] | None:
-        batches = self._read_events(session_id, after)
-        if batches != [] or timeout <= 0 or self._draining:
-            return batches
-        with reachable(), self._listening(channel(session_id)), self.client.pubsub() as pubsub:
-            pubsub.subscribe(channel(session_id))
-            # Only once the subscription is confirmed can no commit slip by unnoticed.
-            self._await(pubsub, "subscribe", timeout)
-            return self._wait_for_events(pubsub, session_id, after, timeout)
+    def events(self, session_id: str, after: int) -> list[str] | None:
+        with reachable():
+            batches = self._events(keys=session_keys(session_id), args=[after, self.ttl_ms])
+        return None if batches is None else list(batches)
 
     def delete(self, session_id: str) -> bool:
         with reachable():
@@ -306,54 +300,6 @@ class RedisStore(SessionStore):
         self._failing_since = None
         return True
 
-    def drain(self) -> None:
-        self._draining = True
-        with self._waiting_lock:
-            channels = list(self._waiting)
-        for name in channels:
-            try:
-                self.client.publish(name, "drain")
-            except UNREACHABLE:
-                return  # a wait on an unreachable Redis fails on its own within its timeout
-
     def close(self) -> None:
         self.client.close()
         self._probe.close()
-
-    def _read_events(self, session_id: str, after: int) -> list[str] | None:
-        with reachable():
-            batches = self._events(keys=session_keys(session_id), args=[after, self.ttl_ms])
-        return None if batches is None else list(batches)
-
-    def _wait_for_events(
-        self, pubsub: redis.client.PubSub, session_id: str, after: int, timeout: float
-    ) -> list[str] | None:
-        deadline = time.monotonic() + timeout
-        while True:
-            batches = self._read_events(session_id, after)
-            remaining = deadline - time.monotonic()
-            if batches != [] or remaining <= 0 or self._draining:
-                return batches
-            self._await(pubsub, "message", remaining)
-
-    @contextmanager
-    def _listening(self, name: str) -> Iterator[None]:
-        """Note a long poll waiting on channel `name`, so drain() can wake it."""
-        with self._waiting_lock:
-            self._waiting[name] = self._waiting.get(name, 0) + 1
-        try:
-            yield
-        finally:
-            with self._waiting_lock:
-                self._waiting[name] -= 1
-                if not self._waiting[name]:
-                    del self._waiting[name]
-
-    @staticmethod
-    def _await(pubsub: redis.client.PubSub, kind: str, timeout: float) -> None:
-        """Read the pub/sub connection until a message of `kind` or the timeout."""
-        deadline = time.monotonic() + timeout
-        while (remaining := deadline - time.monotonic()) > 0:
-            message = pubsub.get_message(timeout=remaining)
-            if message is not None and message["type"] == kind:
-                return

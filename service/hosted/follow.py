@@ -1,0 +1,123 @@
+"""One loop that follows a session for a reader: the long poll and the event stream both
+are this loop, told how long to wait between looks and when to stop.
+
+A follow is admitted when it is built (the hub's caps: 429 or 503 then) and releases its
+place when it is closed, by its reader or by the server once the client went away: a
+waiting reader looks every CHECK_SECONDS whether its client is still there.
+"""
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from enum import Enum
+from typing import Self
+
+from engine.game import Events
+from service.hosted.answers import seen_in
+from service.hosted.hub import Hub
+from service.hosted.records import Record
+from service.hosted.timers import Timers
+
+CHECK_SECONDS = 1.0  # a reader whose client went away is freed within this (and a bit)
+SHORTEST_WAIT = 0.05  # a due timer that could not be fired is looked at again after this
+
+Gone = Callable[[], bool]
+
+
+class Signal(Enum):
+    QUIET = "quiet"  # a whole wait passed without a new version
+    ENDED = "ended"  # the session was deleted or expired
+
+
+class Follow:
+    """The versions after `after` as `seat` may see them, as they are committed. Iterating
+    yields the events of each new run of versions (one list per version), QUIET after a
+    wait of `every` seconds without one, ENDED when the session ends (and then stops); it
+    stops also at `until` (monotonic seconds), when the worker drains and when the client
+    went away. A due turn timer is fired on the way."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        timers: Timers,
+        record: Record,
+        seat: int | None,
+        holder: str,
+        after: int,
+        every: float,
+        until: float | None = None,
+        gone: Gone | None = None,
+    ) -> None:
+        self.hub, self.timers, self.record, self.seat = hub, timers, record, seat
+        self.after, self.every, self.until = after, every, until
+        self.gone = gone or (lambda: False)
+        self._stack = ExitStack()
+        self.watch = self._stack.enter_context(hub.watching(record, holder))
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the reader's place (once; later calls do nothing)."""
+        self._stack.close()
+
+    def __iter__(self) -> Iterator[list[Events] | Signal]:
+        try:
+            yield from self._follow()
+        finally:
+            self.close()
+
+    def _follow(self) -> Iterator[list[Events] | Signal]:
+        watch, game = self.watch, self.record.game
+        batches = watch.news(self.after)
+        while True:
+            if batches is None:
+                yield Signal.ENDED
+                return
+            if batches:
+                self.after += len(batches)
+                yield [seen_in(game, self.seat, batch) for batch in batches]
+            if self.hub.draining:
+                return
+            wait = self._next_wait()
+            if wait is None:
+                return
+            changed = self._waited(wait)
+            if changed is None:
+                return
+            watch.fire_if_due(self.timers)
+            if changed:
+                batches = watch.news(self.after)
+            elif self.hub.store.exists(self.record.id):
+                # Only whether it is still there: a read would keep an idle session alive.
+                yield Signal.QUIET
+                batches = []
+            else:
+                batches = None
+
+    def _next_wait(self) -> float | None:
+        """How long the next wait lasts: `every`, or less until the turn timer runs out or
+        the follow's end; None once the end has come."""
+        wait = self.every
+        if self.until is not None:
+            wait = min(wait, self.until - time.monotonic())
+            if wait <= 0:
+                return None
+        due = self.watch.due_in(self.timers.clock())
+        return wait if due is None else max(SHORTEST_WAIT, min(wait, due))
+
+    def _waited(self, seconds: float) -> bool | None:
+        """Whether the session changed within `seconds`; None when the client went away
+        (looked at every CHECK_SECONDS)."""
+        until = time.monotonic() + seconds
+        while True:
+            left = until - time.monotonic()
+            if self.watch.wait(min(left, CHECK_SECONDS)):
+                return True
+            if self.gone():
+                return None
+            if left <= CHECK_SECONDS:
+                return False

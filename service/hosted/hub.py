@@ -1,0 +1,351 @@
+"""The readers of this process that wait on sessions (long polls, event streams): their
+admission, their wake-ups and the events they are handed.
+
+A reader waits on an in-process condition, never on a Redis connection of its own. What
+wakes it is the facts of a commit of this process (which carry the new versions' events),
+or with Redis one pattern subscription per process on the sessions' `changed` channels, on
+which the commit script publishes the new version. The new versions' events are then read
+from the store once, by the first reader to wake, and handed to every reader of that
+session in this process: a commit costs one read here whatever the number of readers.
+
+Readers are capped: at most `max_per_token` per token (then 429) and `max_waiters` in this
+process (then 503), so waiting readers can never take the connections a move needs.
+"""
+
+import logging
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import redis
+
+from engine.game import Events
+from service.hosted.commit import Facts
+from service.hosted.problems import Busy
+from service.hosted.records import Record
+from service.store import SessionStore
+
+if TYPE_CHECKING:
+    from service.hosted.timers import Timers
+
+log = logging.getLogger("service.live")
+
+SHARED_VERSIONS = 64  # the latest versions' events a session's readers share, at most
+
+
+@dataclass
+class Followed:
+    """One session as this process's readers follow it: `batches` holds the events of the
+    versions after `first` (None: nothing shared yet), `announced` the latest version the
+    store announced, which the shared batches may not reach yet."""
+
+    changed: threading.Condition
+    fetching: threading.Lock = field(default_factory=threading.Lock)
+    watchers: int = 0
+    generation: int = 0
+    ended: bool = False
+    first: int | None = None
+    batches: list[Events] = field(default_factory=list)
+    announced: int = 0
+    deadline: float | None = None  # the turn timer as of version `deadline_of`
+    deadline_of: int = -1
+
+    def learn(self, version: int, deadline: float | None) -> None:
+        """The session's deadline at `version`, unless a later one is known already."""
+        if version >= self.deadline_of:
+            self.deadline, self.deadline_of = deadline, version
+
+    @property
+    def end(self) -> int:
+        return (self.first or 0) + len(self.batches)
+
+    def share(self, first: int, batches: list[Events]) -> None:
+        """Batches that continue (or start) what the readers share."""
+        if self.first is None:
+            self.first, self.batches = first, []
+        elif first != self.end:
+            return
+        self.batches.extend(batches)
+        excess = len(self.batches) - SHARED_VERSIONS
+        if excess > 0:
+            del self.batches[:excess]
+            self.first += excess
+
+
+@dataclass
+class Watch:
+    """One reader's watch on one session."""
+
+    hub: "Hub"
+    session_id: str
+    followed: Followed
+    seen: int = 0
+
+    def wait(self, timeout: float) -> bool:
+        """Whether the session changed since the watch began or the last wait (False: the
+        timeout passed first)."""
+        with self.hub.lock:
+            if self.followed.generation == self.seen and timeout > 0:
+                self.followed.changed.wait(timeout)
+            changed = self.followed.generation != self.seen
+            self.seen = self.followed.generation
+            return changed
+
+    def due_in(self, now: float) -> float | None:
+        """Seconds until the session's turn timer runs out (None: none runs)."""
+        deadline = self.followed.deadline
+        return None if deadline is None else max(0.0, deadline - now)
+
+    def fire_if_due(self, timers: "Timers") -> None:
+        """Fire the session's timer when it is due: one reader of this process does, the
+        others find it done (or, when the store is unreachable, try at their next wait)."""
+        followed = self.followed
+        with followed.fetching:
+            if followed.deadline is not None and timers.clock() >= followed.deadline:
+                followed.deadline = timers.fire(self.session_id)
+
+    def news(self, after: int) -> list[Events] | None:
+        """The events of each version after `after` (None: the session ended): from what
+        this session's readers share, read once for all of them when it falls behind."""
+        followed, store, lock = self.followed, self.hub.store, self.hub.lock
+        with followed.fetching:
+            with lock:
+                if followed.ended:
+                    return None
+                shared = followed.first is not None and followed.first <= after
+                start = followed.end if shared else after
+                if shared and start >= max(followed.announced, after):
+                    return followed.batches[after - followed.first :]
+            # Behind what was announced (one read for every reader), or a reader catching
+            # up from before what is shared (a read of its own).
+            read = store.events(self.session_id, start)
+            with lock:
+                if read is None:
+                    followed.ended = shared
+                    return None
+                batches = [orjson.loads(batch) for batch in read]
+                followed.share(start, batches)
+                if not shared:
+                    return batches
+                if followed.first is not None and followed.first <= after:
+                    return followed.batches[after - followed.first :]
+        # What is shared moved on past this reader's versions meanwhile: it reads its own.
+        own = store.events(self.session_id, after)
+        return None if own is None else [orjson.loads(batch) for batch in own]
+
+
+# Every hub of this process, for drain_hubs() when the worker stops.
+HUBS: "weakref.WeakSet[Hub]" = weakref.WeakSet()
+
+
+def drain_hubs() -> None:
+    """The worker is stopping: every waiting reader of this process answers now."""
+    for hub in list(HUBS):
+        hub.drain()
+
+
+class Hub:
+    """This base class is woken by the commits of this process alone (the in-process store)."""
+
+    def __init__(self, store: SessionStore, max_waiters: int, max_per_token: int) -> None:
+        self.store = store
+        self.max_waiters = max_waiters
+        self.max_per_token = max_per_token
+        self.lock = threading.Lock()
+        self._followed: dict[str, Followed] = {}
+        self._holders: dict[str, int] = {}  # token digest -> its readers waiting here
+        self._waiting = 0
+        self.draining = False
+        HUBS.add(self)
+
+    @contextmanager
+    def watching(self, record: Record, holder: str) -> Iterator[Watch]:
+        """A watch on the session for as long as the block runs, for a reader holding the
+        token whose digest is `holder`: take it before reading the session's events, so no
+        change after the read can go unnoticed. 429 or 503 when the caps are reached."""
+        session_id = record.id
+        self._admit(holder)
+        try:
+            self.started()
+            with self.lock:
+                followed = self._followed.get(session_id)
+                if followed is None:
+                    followed = self._followed[session_id] = Followed(threading.Condition(self.lock))
+                followed.watchers += 1
+                followed.learn(record.version, record.live.deadline)
+                watch = Watch(self, session_id, followed, followed.generation)
+            try:
+                yield watch
+            finally:
+                with self.lock:
+                    followed.watchers -= 1
+                    if not followed.watchers:
+                        del self._followed[session_id]
+        finally:
+            self._leave(holder)
+
+    def _admit(self, holder: str) -> None:
+        with self.lock:
+            if self._holders.get(holder, 0) >= self.max_per_token:
+                raise Busy(
+                    429,
+                    f"this token has {self.max_per_token} streams and long polls open already; "
+                    "close one first",
+                )
+            if self._waiting >= self.max_waiters:
+                raise Busy(503, "this server has as many waiting readers as it takes; retry")
+            self._holders[holder] = self._holders.get(holder, 0) + 1
+            self._waiting += 1
+
+    def _leave(self, holder: str) -> None:
+        with self.lock:
+            self._waiting -= 1
+            self._holders[holder] -= 1
+            if not self._holders[holder]:
+                del self._holders[holder]
+
+    def committed(self, facts: Facts) -> None:
+        """A follower of this process's commits: their events are shared as they are."""
+        with self.lock:
+            followed = self._followed.get(facts.session_id)
+            if followed is None:
+                return
+            followed.share(facts.first_version, [moved.events for moved in facts.moved])
+            followed.announced = max(followed.announced, facts.version)
+            followed.learn(facts.version, facts.deadline)
+            self._wake(followed)
+
+    def announced(self, session_id: str, version: int, deadline: float | None) -> None:
+        """The store says the session is at `version` now, its timer running out at
+        `deadline`."""
+        with self.lock:
+            followed = self._followed.get(session_id)
+            if followed is not None:
+                followed.announced = max(followed.announced, version)
+                followed.learn(version, deadline)
+                self._wake(followed)
+
+    def ended(self, session_id: str) -> None:
+        """The session was deleted."""
+        with self.lock:
+            followed = self._followed.get(session_id)
+            if followed is not None:
+                followed.ended = True
+                self._wake(followed)
+
+    def changed_everywhere(self) -> None:
+        """What changed is unknown: every reader reads its session again."""
+        with self.lock:
+            for followed in self._followed.values():
+                followed.first, followed.batches = None, []
+                self._wake(followed)
+
+    @staticmethod
+    def _wake(followed: Followed) -> None:
+        followed.generation += 1
+        followed.changed.notify_all()
+
+    def waiting(self) -> int:
+        """How many readers wait in this process."""
+        with self.lock:
+            return self._waiting
+
+    def started(self) -> None:
+        """Ready to deliver wake-ups (nothing to start in-process)."""
+
+    def drain(self) -> None:
+        """The worker is stopping: wake every reader; a long poll then answers what it has
+        and a stream closes (its client resumes on a live worker with Last-Event-ID)."""
+        self.draining = True
+        self.changed_everywhere()
+
+    def close(self) -> None:
+        """Wake everyone; nothing to release in-process."""
+        self.changed_everywhere()
+
+
+class RedisHub(Hub):
+    """Wake-ups from Redis too: one connection per process subscribed to every session's
+    `changed` channel by pattern; a listener thread (a greenlet under gevent) turns each
+    message into `announced` or `ended` for this process's readers of that session."""
+
+    RECONNECT_SECONDS = 0.5
+    # How long a new reader waits for the subscription to hold (Redis down: it goes on, and
+    # its own store call fails fast as a 503).
+    SUBSCRIBE_SECONDS = 1.5
+
+    def __init__(
+        self,
+        store: SessionStore,
+        max_waiters: int,
+        max_per_token: int,
+        url: str,
+        pattern: str,
+        session_of: Callable[[str], str | None],
+    ) -> None:
+        super().__init__(store, max_waiters, max_per_token)
+        self.url = url
+        self.pattern = pattern
+        self.session_of = session_of
+        self._listener: threading.Thread | None = None
+        self._subscribed = threading.Event()
+        self._stopping = threading.Event()
+        self._start_lock = threading.Lock()
+
+    def started(self) -> None:
+        """Start the listener (once, in the process that uses it: never before a fork) and
+        wait until its subscription holds, so no later commit can be missed."""
+        if self._listener is None:
+            with self._start_lock:
+                if self._listener is None:
+                    self._listener = threading.Thread(
+                        target=self._listen, name="live-hub", daemon=True
+                    )
+                    self._listener.start()
+        self._subscribed.wait(self.SUBSCRIBE_SECONDS)
+
+    def close(self) -> None:
+        self._stopping.set()
+        super().close()
+
+    def _listen(self) -> None:
+        while not self._stopping.is_set():
+            client = redis.Redis.from_url(self.url, socket_connect_timeout=2.0)
+            try:
+                with client.pubsub(ignore_subscribe_messages=False) as pubsub:
+                    pubsub.psubscribe(self.pattern)
+                    self._relay(pubsub)
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
+                log.warning("live hub lost Redis, reconnecting: %s", error)
+            finally:
+                self._subscribed.clear()
+                client.close()
+            # Whatever was published while unsubscribed is unknown: every reader looks again.
+            self.changed_everywhere()
+            self._stopping.wait(self.RECONNECT_SECONDS)
+
+    def _relay(self, pubsub: Any) -> None:
+        while not self._stopping.is_set():
+            message = pubsub.get_message(timeout=1.0)
+            if message is None:
+                continue
+            if message["type"] == "psubscribe":
+                self._subscribed.set()
+                self.changed_everywhere()
+            elif message["type"] == "pmessage":
+                session_id = self.session_of(text(message["channel"]))
+                if session_id is None:
+                    continue
+                version, _, deadline = text(message["data"]).partition(" ")
+                if version.isdigit():
+                    self.announced(session_id, int(version), float(deadline) if deadline else None)
+                else:
+                    self.ended(session_id)
+
+
+def text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

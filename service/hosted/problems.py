@@ -1,0 +1,65 @@
+"""The problems the hosted calls answer besides validation (422) and tokens (401)."""
+
+from engine.game import Game
+from service.errors import Problem
+
+
+class StaleVersion(Problem):
+    """A 409 that also carries the session's current version."""
+
+    def __init__(self, version: int, detail: str) -> None:
+        super().__init__(409, detail)
+        self.version = version
+
+
+class EpochChanged(StaleVersion):
+    """The store's epoch of the session moved on since its state was read."""
+
+
+class LiveChanged(Exception):
+    """A commit found the session's live record changed at the same version (a spectator
+    token added, a seat present again): the call is checked again on the session as stored."""
+
+
+class Busy(Problem):
+    """A 503 or 429 with Retry-After: try again shortly."""
+
+    def __init__(self, status: int, detail: str, retry_after: int = 1) -> None:
+        super().__init__(status, detail, headers={"Retry-After": str(retry_after)})
+
+
+def unavailable(detail: str) -> Busy:
+    return Busy(503, detail)
+
+
+def changing_too_fast() -> Busy:
+    return unavailable("the session is changing too fast; retry")
+
+
+def not_found(session_id: str) -> Problem:
+    return Problem(404, f"no session {session_id!r}: it never existed, expired or was ended")
+
+
+def spectators_cannot(what: str) -> Problem:
+    return Problem(403, f"a spectator token cannot {what}; only a seat's token can")
+
+
+def rolled_back(epoch: int, version: int) -> str:
+    """A version ahead of the session's, or a changed epoch: its store lost moves."""
+    return (
+        f"the session is at version {version}, epoch {epoch}: its store came back from a "
+        "restart or a failover and may have lost its latest moves; read the session again"
+    )
+
+
+def stale(current: int, sent: int) -> StaleVersion:
+    return StaleVersion(
+        current, f"version {sent} is not the current version {current}; read the session again"
+    )
+
+
+def not_your_turn(game: Game, state: object, seat: int) -> Problem:
+    mover = game.to_move(state)
+    if mover is None:
+        return Problem(403, "the match is over; no seat may move")
+    return Problem(403, f"it is seat {mover}'s turn, not seat {seat}'s")

@@ -1,0 +1,460 @@
+"""The hosted-session calls the routes make: create, read, move, follow (long poll and
+stream), spectator tokens, delete.
+
+Checks on a move run in the contract's order: session (404), token (401), version (409),
+turn (403), legality (422). Every write goes through the commit path (service.hosted.commit)
+as one compare-and-set; a read writes only what the contract asks of it: a turn timer that
+is due is fired, and an absent seat whose token is used is present again.
+"""
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
+from typing import Any
+
+import orjson
+
+from engine.game import get_game
+from service import metrics, play
+from service.errors import Problem, Unprocessable, invalid, json_paths
+from service.hosted import commit
+from service.hosted.answers import deal, move_answer, seat_answer
+from service.hosted.commit import Commits, Follower, logged
+from service.hosted.follow import Follow, Gone, Signal
+from service.hosted.hub import Hub, RedisHub
+from service.hosted.problems import (
+    EpochChanged,
+    LiveChanged,
+    StaleVersion,
+    changing_too_fast,
+    not_found,
+    not_your_turn,
+    rolled_back,
+    spectators_cannot,
+    stale,
+)
+from service.hosted.records import (
+    DEFAULT_TIMEOUT_LEVEL,
+    MAX_SPECTATORS,
+    Live,
+    Recent,
+    Record,
+    Seat,
+    load,
+)
+from service.hosted.schedule import MemorySchedule, RedisSchedule
+from service.hosted.timers import Timers
+from service.hosted.tokens import (
+    bearer_token,
+    checked_key,
+    digest,
+    fingerprint,
+    holder_of,
+    issued,
+    key_reused,
+    new_id,
+    new_token,
+)
+from service.schemas.envelopes import SessionMoveRequest
+from service.store import Outcome, SessionStore, open_store
+from service.store.redis_store import CHANGED_PATTERN, session_of_channel
+
+MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more than a load
+FAIR_DEAL = (
+    "a session with two or more human seats is dealt from the server's secret seed, so that "
+    "no player can know another's cards; leave seed out (the answer commits to the seed, "
+    "which is revealed when the match ends)"
+)
+
+
+class Sessions:
+    """The hosted-session calls, on one store."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        commits: Commits,
+        hub: Hub,
+        timers: Timers,
+        long_poll_seconds: float,
+        ping_seconds: float,
+        client_seeds: bool = False,
+    ) -> None:
+        """`client_seeds` lets a client choose the seed of a session with several human
+        seats (tests, replays); otherwise only the server's secret seed deals those."""
+        self.store = store
+        self.commits = commits
+        self.hub = hub
+        self.timers = timers
+        self.clock = timers.clock
+        self.long_poll_seconds = long_poll_seconds
+        self.ping_seconds = ping_seconds
+        self.client_seeds = client_seeds
+
+    # -- create ----------------------------------------------------------------------
+
+    def create(self, body: Mapping[str, Any], key: str | None) -> dict[str, Any]:
+        """A new session; with an Idempotency-Key, a retry gets the first answer."""
+        key = checked_key(key)
+        answer = self._start(body)
+        if key is None:
+            return answer
+        mark = fingerprint("create", body)
+        stored = orjson.dumps({"fingerprint": mark, "answer": answer}).decode()
+        for _ in range(2):
+            earlier = self.store.remember_creation(digest(key), stored)
+            if earlier is None:
+                return answer
+            kept = orjson.loads(earlier)
+            if self.store.load(kept["answer"]["id"]) is not None:
+                self.store.delete(answer["id"])
+                if kept["fingerprint"] != mark:
+                    raise key_reused()
+                return kept["answer"]
+            # The earlier session has ended; its key went with it.
+            self.store.forget_creation(digest(key))
+        return answer
+
+    def _start(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        game = get_game(body["game"])
+        kinds = body["seats"]
+        humans = sum(kind["type"] == "human" for kind in kinds)
+        if "seed" in body and humans >= 2 and not self.client_seeds:
+            raise invalid("seed", FAIR_DEAL)
+        state = play.new_state(game, body.get("rules"), len(kinds), play.seed(body))
+        tokens = {seat: new_token() for seat, kind in enumerate(kinds) if kind["type"] == "human"}
+        seats = tuple(
+            Seat.human(digest(tokens[seat])) if seat in tokens else Seat.bot(kind["level"])
+            for seat, kind in enumerate(kinds)
+        )
+        watchers = [new_token() for _ in range(body.get("spectators") or 0)]
+        bank = body.get("time_bank")
+        live = Live(
+            turn_seconds=body.get("turn_seconds"),
+            timeout_level=body.get("timeout_level") or DEFAULT_TIMEOUT_LEVEL,
+            absent_after=body.get("absent_after"),
+            spectators=tuple(digest(token) for token in watchers),
+            timeouts=(0,) * len(seats),
+            time_bank=bank,
+            banks=(float(bank),) * len(seats) if bank else (),
+        )
+        facts = commit.opening(new_id(), game, seats, state, live, self.clock())
+        self.commits.commit(facts)
+        return {
+            "id": facts.session_id,
+            "game": game.name,
+            "version": facts.version,
+            "epoch": facts.epoch,
+            "seats": [seat_entry(seat, kind, tokens.get(seat)) for seat, kind in enumerate(seats)],
+            "spectators": [{"token": token} for token in watchers],
+            "deal": deal(game, facts.after.state),
+        }
+
+    # -- read ------------------------------------------------------------------------
+
+    def read(self, session_id: str, authorization: str | None) -> dict[str, Any]:
+        record, seat = self.seated(session_id, authorization)
+        return seat_answer(record, seat, self.clock())
+
+    # -- move ------------------------------------------------------------------------
+
+    def move(
+        self,
+        session_id: str,
+        authorization: str | None,
+        read_body: Callable[[], object],
+        key: str | None,
+    ) -> dict[str, Any]:
+        """Play the seat's move and the bots' replies as one compare-and-set. The body is
+        read only after the session and token checks, in the contract's order."""
+        record = self.commits.recent.get(session_id)
+        if record is not None:
+            try:
+                answer = self._move_on_recent(record, authorization, read_body, key)
+            except LiveChanged:
+                answer = None
+            if answer is not None:
+                return answer
+        for _ in range(3):
+            try:
+                return self._move_as_stored(session_id, authorization, read_body, key)
+            except LiveChanged:
+                continue
+        raise changing_too_fast()
+
+    def _move_as_stored(
+        self,
+        session_id: str,
+        authorization: str | None,
+        read_body: Callable[[], object],
+        key: str | None,
+    ) -> dict[str, Any]:
+        record, seat = self.seated(session_id, authorization)
+        if seat is None:
+            raise spectators_cannot("move")
+        key = checked_key(key)
+        body = read_body()
+        mark = fingerprint("move", seat, body)
+        if key is not None:
+            earlier = self.store.answer(session_id, digest(key))
+            if earlier is not None:
+                return replayed(earlier, mark)
+        return self._commit_move(record, seat, checked_move(record, seat, body), mark, key)
+
+    def _move_on_recent(
+        self,
+        record: Record,
+        authorization: str | None,
+        read_body: Callable[[], object],
+        key: str | None,
+    ) -> dict[str, Any] | None:
+        """The move when it passes every check on the version this process knows, else
+        None: then the caller runs the checks again on the session as stored (also when
+        the store's epoch moved on: the state this process knows may be one it lost)."""
+        if record.live.due(self.clock()):
+            return None
+        try:
+            seat = holder_of(record.token_digests(), record.live.spectators,
+                             bearer_token(authorization))  # fmt: skip
+            if seat is None:
+                return None
+            checked_key(key)
+            body = read_body()
+            move = checked_move(record, seat, body)
+        except Problem:
+            return None
+        try:
+            return self._commit_move(record, seat, move, fingerprint("move", seat, body), key)
+        except EpochChanged:
+            return None
+
+    def _commit_move(
+        self, record: Record, seat: int, move: Any, mark: str, key: str | None
+    ) -> dict[str, Any]:
+        now = self.clock()
+        facts = commit.seat_move(record, seat, move, now)
+        answer = move_answer(facts.after, seat, [moved.events for moved in facts.moved], now)
+        kept = None if key is None else orjson.dumps({"fingerprint": mark, "answer": answer})
+        done = self.commits.commit(
+            facts, None if key is None else digest(key), None if kept is None else kept.decode()
+        )
+        if done.outcome is Outcome.APPLIED:
+            return answer
+        if done.outcome is Outcome.GONE:
+            raise not_found(record.id)
+        if done.outcome is Outcome.REPLAY:
+            return replayed(done.answer, mark)
+        if done.epoch != record.epoch:
+            raise EpochChanged(done.version, rolled_back(done.epoch, done.version))
+        if done.version == record.version:
+            raise LiveChanged()
+        raise stale(done.version, record.version)
+
+    # -- spectators --------------------------------------------------------------------
+
+    def add_spectator(self, session_id: str, authorization: str | None) -> dict[str, str]:
+        """A new spectator token, asked for by a seat."""
+        for _ in range(5):
+            record, seat = self.seated(session_id, authorization)
+            if seat is None:
+                raise spectators_cannot("create spectator tokens")
+            if len(record.live.spectators) >= MAX_SPECTATORS:
+                raise Problem(409, f"the session has {MAX_SPECTATORS} spectator tokens already")
+            token = new_token()
+            live = replace(record.live, spectators=(*record.live.spectators, digest(token)))
+            if self._change_live(record, live):
+                return {"token": token}
+        raise changing_too_fast()
+
+    def _change_live(self, record: Record, live: Live) -> bool:
+        """Write a new live record at the same version; False when the session changed."""
+        outcome = self.commits.commit(commit.live_change(record, live)).outcome
+        if outcome is Outcome.GONE:
+            raise not_found(record.id)
+        return outcome is Outcome.APPLIED
+
+    # -- follow ------------------------------------------------------------------------
+
+    def events(
+        self, session_id: str, authorization: str | None, after: int, gone: Gone | None = None
+    ) -> list[dict[str, Any]]:
+        """The events after version `after` as the token's seat may see them; waits for some
+        up to the long-poll bound."""
+        until = time.monotonic() + self.long_poll_seconds
+        with self._follow(session_id, authorization, after, until, gone) as follow:
+            for news in follow:
+                if news is Signal.ENDED:
+                    raise not_found(session_id)
+                if news is not Signal.QUIET:
+                    events = [event for batch in news for event in batch]
+                    if events:
+                        return events
+        return []
+
+    def stream(
+        self,
+        session_id: str,
+        authorization: str | None,
+        after: int | None,
+        gone: Gone | None = None,
+    ) -> Iterator[str]:
+        """The session's event stream as the token's reader may see it: the checks (and the
+        reader's admission) run now, the messages as the returned iterator is read; closing
+        it frees the reader's place."""
+        return Messages(self._follow(session_id, authorization, after, None, gone))
+
+    def _follow(
+        self,
+        session_id: str,
+        authorization: str | None,
+        after: int | None,
+        until: float | None,
+        gone: Gone | None,
+    ) -> Follow:
+        record, seat = self.seated(session_id, authorization)
+        every = self.long_poll_seconds if until is not None else self.ping_seconds
+        holder = digest(bearer_token(authorization))
+        start = record.version if after is None else after
+        return Follow(self.hub, self.timers, record, seat, holder, start, every, until, gone)
+
+    # -- delete ----------------------------------------------------------------------
+
+    def delete(self, session_id: str, authorization: str | None) -> None:
+        _, seat = self.authorized(session_id, authorization)
+        if seat is None:
+            raise spectators_cannot("end the session")
+        self.commits.recent.drop(session_id)
+        if not self.store.delete(session_id):
+            raise not_found(session_id)
+        self.hub.ended(session_id)
+
+    # -- the checks every call starts with -----------------------------------------------
+
+    def seated(self, session_id: str, authorization: str | None) -> tuple[Record, int | None]:
+        """The session as stored and the token's seat (None: a spectator), after what the
+        contract asks of a read: a due turn timer fired, an absent seat present again."""
+        for _ in range(5):
+            record, seat = self.authorized(session_id, authorization)
+            fired = self.timers.fire_on(record)
+            if fired is not record:
+                continue  # the session moved on: read it again
+            if seat is not None and seat in record.live.absent:
+                self._change_live(record, record.live.present(seat))
+                continue
+            self.commits.recent.put(record)
+            return record, seat
+        raise changing_too_fast()
+
+    def authorized(self, session_id: str, authorization: str | None) -> tuple[Record, int | None]:
+        """The session as stored (404 when there is none) and the token's seat (401; None
+        for a spectator token). Writes nothing."""
+        record = load(self.store, session_id) if issued(session_id) else None
+        if record is None:
+            self.commits.recent.drop(session_id)
+            raise not_found(session_id)
+        token = bearer_token(authorization)
+        return record, holder_of(record.token_digests(), record.live.spectators, token)
+
+    def close(self) -> None:
+        """Stop the scanner, wake every waiting reader, release connections."""
+        self.timers.close()
+        self.hub.close()
+        self.store.close()
+
+
+class Messages:
+    """An event stream's messages, read from a follow; closing it closes the follow (the
+    server closes the response when its client went away)."""
+
+    def __init__(self, follow: Follow) -> None:
+        self.follow = follow
+        self._messages = self._write()
+
+    def __iter__(self) -> Iterator[str]:
+        return self._messages
+
+    def __next__(self) -> str:
+        return next(self._messages)
+
+    def close(self) -> None:
+        self._messages.close()
+        self.follow.close()
+
+    def _write(self) -> Iterator[str]:
+        yield ": ping\n\n"
+        after = self.follow.after
+        for news in self.follow:
+            if news is Signal.ENDED:
+                yield "event: end\ndata: {}\n\n"
+            elif news is Signal.QUIET:
+                yield ": ping\n\n"
+            else:
+                for events in news:
+                    after += 1
+                    yield f"id: {after}\nevent: events\ndata: {orjson.dumps(events).decode()}\n\n"
+
+
+def read_version(body: object) -> int:
+    if not isinstance(body, dict):
+        raise invalid("body", "must be an object with 'move' and 'version'")
+    version = body.get("version")
+    if type(version) is not int or version < 0:
+        raise invalid("version", "must be the session's current version, an integer >= 0")
+    return version
+
+
+def checked_move(record: Record, seat: int, body: dict[str, Any]) -> Any:
+    """The contract's checks after session and token: version, turn, then legality."""
+    version = read_version(body)
+    if version != record.version:
+        if version > record.version:
+            raise StaleVersion(record.version, rolled_back(record.epoch, record.version))
+        raise stale(record.version, version)
+    if record.to_move != seat:
+        raise not_your_turn(record.game, record.state, seat)
+    errors = MOVE_REQUEST.validate(body)
+    if errors:
+        raise Unprocessable(json_paths(errors))
+    return play.read_move(record.game, record.state, body["move"])
+
+
+def replayed(stored: str, mark: str) -> dict[str, Any]:
+    kept = orjson.loads(stored)
+    if kept["fingerprint"] != mark:
+        raise key_reused()
+    return kept["answer"]
+
+
+def seat_entry(seat: int, kind: Seat, token: str | None) -> dict[str, Any]:
+    if token is not None:
+        return {"seat": seat, "type": "human", "token": token}
+    return {"seat": seat, "type": "bot", "level": kind.level}
+
+
+def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
+    """Hosted sessions as service.config's settings ask: on Redis when REDIS_URL is set
+    (shared by every process), else in this process. `clock` tells the time turn timers
+    run on (the epoch's seconds)."""
+    store = open_store(config)
+    url = config["REDIS_URL"]
+    caps = (int(config["MAX_WAITERS"]), int(config["MAX_WAITERS_PER_TOKEN"]))
+    if url:
+        hub: Hub = RedisHub(store, *caps, url, CHANGED_PATTERN, session_of_channel)
+        schedule = RedisSchedule(
+            url, bool(config["REDIS_CLUSTER"]), float(config["REDIS_TIMEOUT_SECONDS"])
+        )
+    else:
+        hub, schedule = Hub(store, *caps), MemorySchedule()
+    followers: list[Follower] = [hub.committed, logged]
+    if config["METRICS"]:
+        followers.append(metrics.count_commit)
+    commits = Commits(store, schedule, Recent(), followers)
+    return Sessions(
+        store,
+        commits,
+        hub,
+        Timers(store, commits, schedule, clock),
+        long_poll_seconds=float(config["LONG_POLL_SECONDS"]),
+        ping_seconds=float(config["STREAM_PING_SECONDS"]),
+        client_seeds=bool(config["CLIENT_SEEDS"]),
+    )

@@ -1,0 +1,85 @@
+"""Turn timers: a due timer is fired as a move by the session's timeout level, through the
+commit path like any move (so of a human move and a timeout for one version exactly one
+applies), by the scanner of any process or by a reader that finds it due."""
+
+import logging
+import threading
+
+from service.hosted.commit import Commits, timeout
+from service.hosted.records import Record, load
+from service.hosted.schedule import Schedule
+from service.store import Outcome, SessionStore, StoreUnavailable
+
+log = logging.getLogger("service.sessions")
+
+# A claim on a due timer lasts this long: a process that dies holding one delays it no more.
+TIMER_LEASE_SECONDS = 5.0
+
+
+class Timers:
+    def __init__(self, store: SessionStore, commits: Commits, schedule: Schedule, clock) -> None:
+        self.store = store
+        self.commits = commits
+        self.schedule = schedule
+        self.clock = clock
+        self._scanner: threading.Thread | None = None
+        self._stopping = threading.Event()
+
+    def fire_on(self, record: Record) -> Record | None:
+        """`record` itself when no timer is due on it, the session after the timeout when
+        this call committed it, None when another commit came first."""
+        facts = timeout(record, self.clock())
+        if facts is None:
+            return record
+        if self.commits.commit(facts).outcome is not Outcome.APPLIED:
+            return None
+        log.info(
+            "turn timer fired",
+            extra={"session_id": record.id, "seat": facts.moved[0].seat, "version": facts.version},
+        )
+        return facts.after
+
+    def fire(self, session_id: str) -> float | None:
+        """Play for the seat to move if its time has run out; the session's deadline after
+        (None: none runs, or the session is gone)."""
+        for _ in range(3):
+            record = load(self.store, session_id)
+            if record is None:
+                return None
+            fired = self.fire_on(record)
+            if fired is not None:
+                return fired.live.deadline
+        return record.live.deadline
+
+    def fire_due(self) -> int:
+        """One scan of the schedule: fire every due timer this process can claim; how many
+        sessions it looked at."""
+        claimed = self.schedule.claim(self.clock(), TIMER_LEASE_SECONDS)
+        for session_id, mark in claimed:
+            try:
+                deadline = self.fire(session_id)
+            except StoreUnavailable as error:
+                log.warning("turn timer not fired: %s", error)
+                continue
+            self.schedule.settle(session_id, mark, deadline)
+        return len(claimed)
+
+    def start(self, every: float = 0.5) -> None:
+        """Scan the schedule every `every` seconds in this process (a thread, a greenlet
+        under gevent), so timers fire with nobody connected."""
+        if self._scanner is not None:
+            return
+        self._scanner = threading.Thread(target=self._scan, args=(every,), daemon=True)
+        self._scanner.name = "turn-timers"
+        self._scanner.start()
+
+    def _scan(self, every: float) -> None:
+        while not self._stopping.wait(every):
+            try:
+                self.fire_due()
+            except Exception:  # the scanner must outlive any one bad scan
+                log.exception("turn timer scan failed")
+
+    def close(self) -> None:
+        self._stopping.set()
+        self.schedule.close()

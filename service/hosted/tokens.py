@@ -1,0 +1,99 @@
+"""Identity: session ids, seat and spectator tokens, their digests, the bearer header.
+
+Tokens are random, kept only as their SHA-256 digests and compared in constant time. Ids and
+tokens avoid the suit letters C, D, H and S in either case, so no card name can ever appear
+inside one: a byte scan of what a seat receives finds cards only as cards.
+"""
+
+import hashlib
+import hmac
+import re
+import secrets
+
+import orjson
+
+from service.errors import Problem, Unprocessable, invalid
+
+ALPHABET = "0123456789abefgijklmnopqrtuvwxyz"
+TOKEN_LENGTH = 52  # 260 bits
+ID_LENGTH = 26  # 130 bits
+ISSUED_ID = re.compile(f"[{ALPHABET}]{{{ID_LENGTH}}}")
+MAX_KEY_LENGTH = 255
+AUTH_SCHEME = "bearer"
+
+
+class Unauthorized(Problem):
+    def __init__(self, detail: str, error: str | None = None) -> None:
+        challenge = 'Bearer realm="cards"' + (f', error="{error}"' if error else "")
+        super().__init__(401, detail, headers={"WWW-Authenticate": challenge})
+
+
+def random_text(length: int) -> str:
+    return "".join(secrets.choice(ALPHABET) for _ in range(length))
+
+
+def new_id() -> str:
+    return random_text(ID_LENGTH)
+
+
+def new_token() -> str:
+    return random_text(TOKEN_LENGTH)
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def fingerprint(*parts: object) -> str:
+    """The digest of a request, to tell a retry from a different request under one key."""
+    return hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def issued(session_id: str) -> bool:
+    """Whether this service could have issued the id (others are never looked up, nor used
+    in a key name)."""
+    return ISSUED_ID.fullmatch(session_id) is not None
+
+
+def bearer_token(authorization: str | None) -> str:
+    """The token of an `Authorization: Bearer <token>` header; 401 without one."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    if not authorization:
+        raise Unauthorized("this call needs 'Authorization: Bearer <seat or spectator token>'")
+    if scheme.lower() != AUTH_SCHEME or not token.strip():
+        raise Unauthorized(
+            "the Authorization header must be 'Bearer <seat token>'", "invalid_request"
+        )
+    return token.strip()
+
+
+def holder_of(
+    seat_digests: tuple[str | None, ...], spectators: tuple[str, ...], token: str
+) -> int | None:
+    """The seat whose token this is, None for a spectator token (401 for neither); every
+    digest is compared, in constant time."""
+    wanted = digest(token)
+    found, watching = None, False
+    for seat, kept in enumerate(seat_digests):
+        if hmac.compare_digest(kept or "", wanted):
+            found = seat
+    for spectator in spectators:
+        watching |= hmac.compare_digest(spectator, wanted)
+    if found is None and not watching:
+        raise Unauthorized(
+            "the token is not a seat or spectator token of this session", "invalid_token"
+        )
+    return found
+
+
+def checked_key(key: str | None) -> str | None:
+    """An Idempotency-Key as sent, when it has an acceptable length."""
+    if key is not None and not 0 < len(key) <= MAX_KEY_LENGTH:
+        raise invalid("Idempotency-Key", f"must be 1 to {MAX_KEY_LENGTH} characters")
+    return key
+
+
+def key_reused() -> Unprocessable:
+    return invalid(
+        "Idempotency-Key", "already used for a different request; use a fresh key for this one"
+    )
