@@ -12,6 +12,8 @@ from contextlib import ExitStack
 from enum import Enum
 from typing import Self
 
+from prometheus_client import Gauge
+
 from engine.game import Events
 from service.hosted.answers import seen_in
 from service.hosted.hub import Hub
@@ -47,12 +49,17 @@ class Follow:
         every: float,
         until: float | None = None,
         gone: Gone | None = None,
+        gauge: Gauge | None = None,
     ) -> None:
+        """`gauge` (with METRICS on) counts this reader while it is admitted."""
         self.hub, self.timers, self.record, self.seat = hub, timers, record, seat
         self.after, self.every, self.until = after, every, until
         self.gone = gone or (lambda: False)
         self._stack = ExitStack()
         self.watch = self._stack.enter_context(hub.watching(record, holder))
+        if gauge is not None:
+            gauge.inc()
+            self._stack.callback(gauge.dec)
 
     def __enter__(self) -> Self:
         return self

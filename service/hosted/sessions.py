@@ -79,9 +79,11 @@ class Sessions:
         long_poll_seconds: float,
         ping_seconds: float,
         client_seeds: bool = False,
+        metrics: bool = False,
     ) -> None:
         """`client_seeds` lets a client choose the seed of a session with several human
-        seats (tests, replays); otherwise only the server's secret seed deals those."""
+        seats (tests, replays); otherwise only the server's secret seed deals those.
+        `metrics` counts the waiting readers."""
         self.store = store
         self.commits = commits
         self.hub = hub
@@ -90,6 +92,7 @@ class Sessions:
         self.long_poll_seconds = long_poll_seconds
         self.ping_seconds = ping_seconds
         self.client_seeds = client_seeds
+        self.metrics = metrics
 
     # -- create ----------------------------------------------------------------------
 
@@ -199,7 +202,7 @@ class Sessions:
             earlier = self.store.answer(session_id, digest(key))
             if earlier is not None:
                 return replayed(earlier, mark)
-        return self._commit_move(record, seat, checked_move(record, seat, body), mark, key)
+        return self.commit_move(record, seat, checked_move(record, seat, body), mark, key)
 
     def _move_on_recent(
         self,
@@ -224,13 +227,15 @@ class Sessions:
         except Problem:
             return None
         try:
-            return self._commit_move(record, seat, move, fingerprint("move", seat, body), key)
+            return self.commit_move(record, seat, move, fingerprint("move", seat, body), key)
         except EpochChanged:
             return None
 
-    def _commit_move(
+    def commit_move(
         self, record: Record, seat: int, move: Any, mark: str, key: str | None
     ) -> dict[str, Any]:
+        """Commit `seat`'s checked move on `record` (its request's fingerprint `mark`); the
+        answer, or the problem the compare-and-set found."""
         now = self.clock()
         facts = commit.seat_move(record, seat, move, now)
         answer = move_answer(facts.after, seat, [moved.events for moved in facts.moved], now)
@@ -312,10 +317,14 @@ class Sessions:
         gone: Gone | None,
     ) -> Follow:
         record, seat = self.seated(session_id, authorization)
-        every = self.long_poll_seconds if until is not None else self.ping_seconds
+        polling = until is not None
+        every = self.long_poll_seconds if polling else self.ping_seconds
         holder = digest(bearer_token(authorization))
         start = record.version if after is None else after
-        return Follow(self.hub, self.timers, record, seat, holder, start, every, until, gone)
+        gauge = (metrics.LONG_POLLS if polling else metrics.STREAMS) if self.metrics else None
+        return Follow(
+            self.hub, self.timers, record, seat, holder, start, every, until, gone, gauge
+        )
 
     # -- delete ----------------------------------------------------------------------
 
@@ -457,4 +466,5 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
         long_poll_seconds=float(config["LONG_POLL_SECONDS"]),
         ping_seconds=float(config["STREAM_PING_SECONDS"]),
         client_seeds=bool(config["CLIENT_SEEDS"]),
+        metrics=bool(config["METRICS"]),
     )

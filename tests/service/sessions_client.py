@@ -6,6 +6,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import requests
+from flask import Flask
 from werkzeug.serving import WSGIRequestHandler, make_server
 
 from service import create_app
@@ -17,19 +18,27 @@ class QuietHandler(WSGIRequestHandler):
 
 
 @contextmanager
-def serve(config: dict[str, Any]) -> Iterator[str]:
-    """create_app(config) behind werkzeug's threaded server on a free port; yields its URL.
-    Client seeds are allowed: these tests replay seeded games between human seats."""
+def serving(config: dict[str, Any]) -> Iterator[tuple[str, Flask]]:
+    """create_app(config) behind werkzeug's threaded server on a free port; yields its URL
+    and the app. Client seeds are allowed: these tests replay seeded games between human
+    seats."""
     app = create_app({"CLIENT_SEEDS": True, **config})
     server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=QuietHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}"
+        yield f"http://127.0.0.1:{server.server_port}", app
     finally:
         server.shutdown()
         thread.join()
         app.extensions["sessions"].close()
+
+
+@contextmanager
+def serve(config: dict[str, Any]) -> Iterator[str]:
+    """`serving`, its URL only."""
+    with serving(config) as (url, _):
+        yield url
 
 
 class Seat:

@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from engine.game import games
-from service import create_app
 from tests.service.openapi_conformance import OPENAPI
 
 # Short matches: a few deals or rounds each.
@@ -39,11 +38,6 @@ def conforms(response, path: str, method: str = "post", status: int = 200) -> An
     errors = [error.message for error in validator(path, method, str(status)).iter_errors(body)]
     assert not errors, (path, errors[:3])
     return body
-
-
-@pytest.fixture(scope="module")
-def client():
-    return create_app({"REDIS_URL": None, "LONG_POLL_SECONDS": 0.0}).test_client()
 
 
 @pytest.mark.parametrize("name", list(games()))

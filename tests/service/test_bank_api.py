@@ -5,8 +5,6 @@ import random
 
 import pytest
 
-from service import create_app
-
 STATE_KEYS = {
     "game", "rules", "seats", "dealer", "trumps", "hands", "stock", "bank", "target", "turn",
     "drawn", "out", "captured", "idle", "starter", "scores", "deal", "status", "winner",
@@ -14,11 +12,6 @@ STATE_KEYS = {
 }  # fmt: skip
 SIDE_KEYS = {"captured_points", "finish", "place", "bonus", "penalty", "total"}
 PACK = {rank + suit for rank in "6789TJQKA" for suit in "CDHS"}
-
-
-@pytest.fixture(scope="module")
-def client():
-    return create_app({"REDIS_URL": None}).test_client()
 
 
 def post(client, action: str, body: dict) -> dict:

@@ -4,9 +4,6 @@ client): the same positions as tests/engine/test_bank_cases.py, sent and answere
 import json
 from typing import Any
 
-import pytest
-
-from service import create_app
 from tests.engine.bank_builders import (
     assert_events,
     assert_fresh_deal,
@@ -25,11 +22,6 @@ from tests.engine.bank_builders import (
     trumps_of,
     went_out,
 )
-
-
-@pytest.fixture(scope="module")
-def client():
-    return create_app({"REDIS_URL": None}).test_client()
 
 
 def post(client, action: str, body: dict[str, Any]) -> dict[str, Any]:

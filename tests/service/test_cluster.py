@@ -9,10 +9,9 @@ import pytest
 import redis
 import requests
 
-from service.store import Change, Outcome, RedisStore, Session
+from service.store import Change, NewSession, Outcome, RedisStore
 from service.store.redis_store import (
     COMMIT,
-    CREATE,
     DELETE,
     EVENTS,
     LOAD,
@@ -37,7 +36,7 @@ def test_every_key_and_channel_of_a_session_is_on_one_slot(redis_cluster_url):
 
 def test_scripts_touch_only_the_keys_they_are_given():
     """A script naming a key of its own could reach another slot: none does."""
-    for script in (LOAD, COMMIT, EVENTS, DELETE, CREATE):
+    for script in (LOAD, COMMIT, EVENTS, DELETE):
         assert "cards:" not in script
         assert "KEYS[" in script or "unpack(KEYS)" in script
 
@@ -46,8 +45,9 @@ def test_sessions_spread_over_the_masters_each_whole_on_one(redis_cluster, redis
     store = RedisStore(redis_cluster_url, 60, cluster=True)
     ids = [f"session{n:03d}" for n in range(30)]
     for session_id in ids:
-        store.create(Session(session_id, "basra", 0, "{}", "[]"), ('["dealt"]',))
-        change = Change(0, "{}", ('["a"]',), key="k", answer="answer")
+        opening = Change(0, "{}", ('["dealt"]',), new=NewSession("basra", "[]"))
+        assert store.commit(session_id, opening).outcome is Outcome.APPLIED
+        change = Change(1, "{}", ('["a"]',), key="k", answer="answer")
         assert store.commit(session_id, change).outcome is Outcome.APPLIED
     assert store.remember_creation("creation digest", "answer") is None
     holders: dict[str, list[int]] = {}

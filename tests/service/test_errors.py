@@ -6,17 +6,9 @@ from werkzeug.exceptions import InternalServerError
 from service import create_app
 from tests.redis_server import free_port
 
+APP_CONFIG = {"MAX_BODY_BYTES": 4096}
+
 PROBLEM_KEYS = {"type", "title", "status", "detail"}
-
-
-@pytest.fixture(scope="module")
-def app():
-    return create_app({"REDIS_URL": None, "MAX_BODY_BYTES": 4096})
-
-
-@pytest.fixture(scope="module")
-def client(app):
-    return app.test_client()
 
 
 def assert_problem(response, status: int) -> dict:

@@ -8,17 +8,10 @@ import requests
 from tests.service.live_client import Stream
 from tests.service.sessions_client import Seat, serve
 
+HOSTED_CONFIG = {"STREAM_PING_SECONDS": 0.2}
+
 HUMANS = [{"type": "human"}, {"type": "human"}]
 VS_BOT = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
-
-
-@pytest.fixture(params=["memory", "redis"])
-def base(request):
-    config = {"LONG_POLL_SECONDS": 2.0, "STREAM_PING_SECONDS": 0.2}
-    if request.param == "redis":
-        config["REDIS_URL"] = request.getfixturevalue("redis_url")
-    with serve(config) as url:
-        yield url
 
 
 def started(base: str, seats=HUMANS, **extra) -> tuple[dict, dict[int, Seat]]:

@@ -14,11 +14,6 @@ VERSUS_BOT = [{"type": "human"}, {"type": "bot", "level": "random"}]
 SHORT = {"preset": "levantine", "target_score": 1}  # a match of one round
 
 
-@pytest.fixture(scope="module")
-def client():
-    return create_app({"REDIS_URL": None, "LONG_POLL_SECONDS": 0.0}).test_client()
-
-
 def create(client, seats, **extra):
     return client.post("/v1/sessions", json={"game": "basra", "seats": seats, **extra})
 

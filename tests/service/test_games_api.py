@@ -6,7 +6,6 @@ import pytest
 
 from engine.basra.cards import DECK
 from engine.cards import ORDER
-from service import create_app
 
 OPTION_NAMES = {
     "seats_allowed", "hand_size", "initial_table_redeal", "forced_capture", "capture_policy",
@@ -19,11 +18,6 @@ STATE_KEYS = {
     "basras", "last_capturer", "scores", "carry", "round", "status", "winner",
 }  # fmt: skip
 SIDE_KEYS = {"cards", "majority", "jacks", "aces", "two_clubs", "ten_diamonds", "basras", "total"}
-
-
-@pytest.fixture(scope="module")
-def client():
-    return create_app({"REDIS_URL": None}).test_client()
 
 
 def post(client, action: str, body: dict) -> dict:

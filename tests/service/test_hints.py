@@ -6,15 +6,9 @@ import pytest
 
 from engine.bots import LEVELS
 from engine.game import get_game
-from service import create_app
 
 GAME = get_game("basra")
 HINT = "/v1/games/basra/hint"
-
-
-@pytest.fixture
-def client():
-    return create_app().test_client()
 
 
 def state_after(plies: int, seed: str = "hint", seats: int = 2) -> dict:

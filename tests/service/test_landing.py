@@ -3,16 +3,7 @@ new hosted session lives."""
 
 import re
 
-import pytest
-
-from service import create_app
-
 PLAY_ASSETS = {"/play/play.js": "javascript", "/play/play.css": "text/css"}
-
-
-@pytest.fixture
-def client():
-    return create_app().test_client()
 
 
 def test_the_bare_address_sends_people_to_the_api_page(client):

@@ -27,6 +27,7 @@ def served(redis_url, tmp_path):
         GUNICORN_WORKER_CLASS="gevent",
         STREAM_PING_SECONDS="5",
         TIMER_SCAN_SECONDS="0.2",
+        MAX_WAITERS_PER_TOKEN="1000",  # each token opens many streams here
         CLIENT_SEEDS="true",
         LOG_LEVEL="warning",
     ) as server:

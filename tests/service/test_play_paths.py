@@ -5,14 +5,9 @@ import pytest
 
 from service import create_app
 
+APP_CONFIG = {"CLIENT_SEEDS": True}
+
 CROWDED_RULES = {"forced_capture": False, "capture_policy": "any_family"}
-
-
-@pytest.fixture(scope="module")
-def client():
-    return create_app(
-        {"REDIS_URL": None, "LONG_POLL_SECONDS": 0.0, "CLIENT_SEEDS": True}
-    ).test_client()
 
 
 def stateless(client, action: str, body: dict):

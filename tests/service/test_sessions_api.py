@@ -15,20 +15,6 @@ HUMANS = [{"type": "human"}, {"type": "human"}]
 VS_GREEDY = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
 
 
-@pytest.fixture(params=["memory", "redis"])
-def config(request) -> dict:
-    config = {"LONG_POLL_SECONDS": 2.0}
-    if request.param == "redis":
-        config["REDIS_URL"] = request.getfixturevalue("redis_url")
-    return config
-
-
-@pytest.fixture
-def base(config):
-    with serve(config) as url:
-        yield url
-
-
 def seats_of(base: str, answer: dict, received: list[bytes] | None = None) -> dict[int, Seat]:
     return {
         entry["seat"]: Seat(
@@ -224,9 +210,9 @@ def test_a_seat_sees_its_own_hand_and_only_counts_of_the_rest(base):
 # -- lifetime and errors ---------------------------------------------------------------------
 
 
-def test_an_idle_session_expires(config):
+def test_an_idle_session_expires(hosted_config):
     # Margins of a second or two: a loaded machine may take a while to answer.
-    with serve({**config, "SESSION_TTL_SECONDS": 3.0}) as base:
+    with serve({**hosted_config, "SESSION_TTL_SECONDS": 3.0}) as base:
         _, seats = start(base, seed="short")
         time.sleep(1.5)
         assert seats[0].get().status_code == 200  # activity refreshes the TTL

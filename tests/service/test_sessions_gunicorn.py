@@ -17,6 +17,7 @@ def served(redis_url, tmp_path):
         REDIS_URL=redis_url,
         WEB_CONCURRENCY="2",
         LONG_POLL_SECONDS="6",
+        MAX_WAITERS_PER_TOKEN="1000",  # one token polls many times at once here
         LOG_LEVEL="warning",
         CLIENT_SEEDS="true",
     ) as server:

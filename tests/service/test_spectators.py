@@ -11,7 +11,7 @@ import requests
 
 from engine.game import get_game
 from tests.service.live_client import Replica, Stream
-from tests.service.sessions_client import Seat, serve
+from tests.service.sessions_client import Seat
 
 CARD = re.compile(r'"([2-9TJQKA][CDHS])"')
 HUMANS = [{"type": "human"}, {"type": "human"}]
@@ -20,15 +20,6 @@ RULES = {
     "basra": {"preset": "levantine", "target_score": 1},
     "bank": {"preset": "classic", "target_score": 40},
 }
-
-
-@pytest.fixture(params=["memory", "redis"])
-def base(request):
-    config = {"LONG_POLL_SECONDS": 2.0}
-    if request.param == "redis":
-        config["REDIS_URL"] = request.getfixturevalue("redis_url")
-    with serve(config) as url:
-        yield url
 
 
 def create(base: str, game: str = "basra", **extra) -> requests.Response:

@@ -3,74 +3,18 @@ the deadline a reader sees, the server playing for a seat whose time ran out wit
 connected, the race of a human move against the timeout for one version, absent seats."""
 
 import threading
-from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
 import requests
 
-from service.live import Hub, MemorySchedule, RedisHub, RedisSchedule
-from service.sessions import Seated, Sessions, StaleVersion, checked_move
-from service.store import MemoryStore, RedisStore
-from service.store.redis_store import CHANGED_PATTERN, session_of_channel
+from service.hosted.problems import StaleVersion
+from service.hosted.sessions import Sessions, checked_move
 from tests.service.sessions_client import serve
 
 START = 1_800_000_000.0
 HUMANS = [{"type": "human"}, {"type": "human"}]
-
-
-class Clock:
-    """The time the test says it is."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def opened(kind: str, url: str | None, clock: Clock, store: MemoryStore | None = None) -> Sessions:
-    """Sessions as one process has them (in-process: on `store` when given, to stand for
-    threads of one process)."""
-    if kind == "memory":
-        return Sessions(
-            store or MemoryStore(600),
-            1.0,
-            client_seeds=True,
-            hub=Hub(),
-            schedule=MemorySchedule(),
-            clock=clock,
-        )
-    return Sessions(
-        RedisStore(url, 600),
-        1.0,
-        client_seeds=True,
-        hub=RedisHub(url, CHANGED_PATTERN, session_of_channel),
-        schedule=RedisSchedule(url),
-        clock=clock,
-    )
-
-
-@pytest.fixture(params=["memory", "redis"])
-def kind(request) -> str:
-    return request.param
-
-
-@pytest.fixture
-def url(kind, request) -> str | None:
-    return request.getfixturevalue("redis_url") if kind == "redis" else None
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def sessions(kind, url, clock) -> Iterator[Sessions]:
-    opened_sessions = opened(kind, url, clock)
-    yield opened_sessions
-    opened_sessions.close()
+HOSTED_CONFIG = {"LONG_POLL_SECONDS": 1.0}
 
 
 def body(**live) -> dict:
@@ -116,15 +60,15 @@ def test_a_reader_sees_the_deadline_and_the_time_left(sessions, clock):
 
 
 def test_the_server_plays_for_a_seat_whose_time_ran_out_with_nobody_connected(
-    kind, url, sessions, clock
+    store_kind, open_hosted, sessions, clock
 ):
     session_id, tokens = begin(sessions, turn_seconds=30, timeout_level="random")
     clock.now += 29.999
-    assert sessions.fire_due() == 0
+    assert sessions.timers.fire_due() == 0
     clock.now += 0.001
     # Another process's scanner (on Redis another store and schedule) finds it due.
-    elsewhere = opened(kind, url, clock) if kind == "redis" else sessions
-    assert elsewhere.fire_due() == 1
+    elsewhere = open_hosted() if store_kind == "redis" else sessions
+    assert elsewhere.timers.fire_due() == 1
     seen = sessions.read(session_id, tokens[1])
     assert seen["version"] == 1
     assert seen["moves"] and seen["deadline"] == "2027-01-15T08:01:00.000Z"
@@ -132,16 +76,14 @@ def test_the_server_plays_for_a_seat_whose_time_ran_out_with_nobody_connected(
     assert events[0] == {"type": "timeout", "seat": 0, "version": 1}
     assert events[1]["type"] == "move" and events[1]["seat"] == 0
     assert {event["version"] for event in events} == {1}
-    assert sessions.fire_due() == 0  # settled: the next look is at seat 1's deadline
-    if elsewhere is not sessions:
-        elsewhere.close()
+    assert sessions.timers.fire_due() == 0  # settled: the next look is at seat 1's deadline
 
 
 def test_a_reader_fires_a_due_timer_itself(sessions, clock):
     session_id, tokens = begin(sessions, turn_seconds=5)
     clock.now += 5
     assert sessions.read(session_id, tokens[0])["version"] == 1
-    assert sessions.fire_due() == 0  # its commit planned the next look, at seat 1's deadline
+    assert sessions.timers.fire_due() == 0  # its commit planned the next look, at seat 1's deadline
     assert sessions.read(session_id, tokens[0])["version"] == 1
 
 
@@ -150,7 +92,7 @@ def test_a_move_just_before_the_deadline_wins_and_the_timer_does_not_fire(sessio
     clock.now += 9.999
     assert play(sessions, session_id, tokens[0])["version"] == 1
     clock.now += 0.001
-    assert sessions.fire_due() == 0  # the move planned the next look, at seat 1's deadline
+    assert sessions.timers.fire_due() == 0  # the move planned the next look, at seat 1's deadline
     events = events_of(sessions, session_id, tokens[0], 0)
     assert [event["type"] for event in events].count("timeout") == 0
     assert sessions.read(session_id, tokens[0])["version"] == 1
@@ -169,14 +111,17 @@ def test_a_move_after_the_deadline_is_a_409_and_the_timeout_applies(sessions, cl
     assert events[0] == {"type": "timeout", "seat": 0, "version": 1}
 
 
-def test_of_a_move_and_timeouts_racing_for_one_version_exactly_one_applies(kind, url, clock):
-    shared = MemoryStore(600)
-    racers = [opened(kind, url, clock, shared) for _ in range(6)]
-    session_id, tokens = begin(racers[0], turn_seconds=10)
-    seen = racers[0].read(session_id, tokens[0])
+def test_of_a_move_and_timeouts_racing_for_one_version_exactly_one_applies(
+    store_kind, open_hosted, clock
+):
+    """On Redis six processes race; in process memory, six threads of the one process."""
+    first = open_hosted()
+    racers = [first] + [open_hosted() if store_kind == "redis" else first for _ in range(5)]
+    session_id, tokens = begin(first, turn_seconds=10)
+    seen = first.read(session_id, tokens[0])
     move = seen["moves"][0]
     request = {"move": {"card": move["card"], "capture": move["capture"]}, "version": 0}
-    known = racers[0].recent.get(session_id)
+    record = first.commits.recent.get(session_id)
     clock.now += 10
     start = threading.Barrier(len(racers))
     outcomes: list[str] = []
@@ -184,14 +129,14 @@ def test_of_a_move_and_timeouts_racing_for_one_version_exactly_one_applies(kind,
     def human(sessions: Sessions) -> None:
         start.wait()
         try:
-            sessions._commit(Seated(known, 0), checked_move(known, 0, request), "race", None)
+            sessions.commit_move(record, 0, checked_move(record, 0, request), "race", None)
             outcomes.append("moved")
         except StaleVersion:
             outcomes.append("409")
 
     def timer(sessions: Sessions) -> None:
         start.wait()
-        outcomes.append("fired" if sessions._fire_on(known) is not None else "dropped")
+        outcomes.append("fired" if sessions.timers.fire_on(record) is not None else "dropped")
 
     threads = [threading.Thread(target=human, args=(racers[0],))]
     threads += [threading.Thread(target=timer, args=(racer,)) for racer in racers[1:]]
@@ -204,15 +149,13 @@ def test_of_a_move_and_timeouts_racing_for_one_version_exactly_one_applies(kind,
     assert seen["version"] == 1
     events = events_of(racers[1], session_id, tokens[1], 0)
     assert [event["type"] for event in events].count("timeout") == outcomes.count("fired")
-    for racer in racers:
-        racer.close()
 
 
 def test_a_seat_timed_out_in_a_row_is_absent_until_it_uses_its_token(sessions, clock):
     session_id, tokens = begin(sessions, turn_seconds=10, absent_after=2)
     for _ in range(2):  # seat 0 times out, seat 1 moves, seat 0 times out again
         clock.now += 10
-        sessions.fire_due()
+        sessions.timers.fire_due()
         seen = sessions.events(session_id, tokens[1], 0)
         play(sessions, session_id, tokens[1])
     # Seat 0 is absent now: seat 1's move was answered with seat 0's turn played at once.
@@ -242,7 +185,7 @@ def test_a_long_poll_waiting_on_the_session_wakes_when_the_timer_fires(sessions,
     )
     waiting.start()
     clock.now += 10
-    sessions.fire_due()
+    sessions.timers.fire_due()
     waiting.join(timeout=15)
     assert answers and answers[0][0] == {"type": "timeout", "seat": 0, "version": 1}
 
@@ -251,7 +194,7 @@ def test_spectators_and_moves_do_not_undo_each_other_in_the_live_record(sessions
     session_id, tokens = begin(sessions, turn_seconds=10, absent_after=1)
     added = sessions.add_spectator(session_id, tokens[1])
     clock.now += 10
-    sessions.fire_due()  # seat 0 absent now
+    sessions.timers.fire_due()  # seat 0 absent now
     assert sessions.read(session_id, bearer(added["token"]))["absent"] == [0]
     assert sessions.read(session_id, bearer(added["token"]))["seat"] is None
 
@@ -312,7 +255,7 @@ def test_a_time_bank_lengthens_a_turn_and_is_spent_by_what_goes_beyond(sessions,
     seen = sessions.read(session_id, tokens[0])
     assert seen["time_banks"] == [5, 20] and seen["time_left"] == 15
     clock.now += 15
-    sessions.fire_due()  # seat 0's time and bank ran out: the bank is gone
+    sessions.timers.fire_due()  # seat 0's time and bank ran out: the bank is gone
     seen = sessions.read(session_id, tokens[1])
     assert seen["version"] == 3 and seen["time_banks"] == [0, 20]
     untimed, others = begin(sessions, turn_seconds=10)

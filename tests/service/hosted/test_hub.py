@@ -1,0 +1,115 @@
+"""Waiting readers on both stores: capped per token (429) and per worker (503), each with
+Retry-After, a move answered while the worker is full of them, and one events read per
+commit in a process whatever the number of readers waiting on the session there."""
+
+import threading
+import time
+
+import requests
+
+from tests.service.live_client import Stream
+from tests.service.sessions_client import Seat
+
+HOSTED_CONFIG = {"LONG_POLL_SECONDS": 5.0, "MAX_WAITERS_PER_TOKEN": 2, "MAX_WAITERS": 3}
+HUMANS = [{"type": "human"}, {"type": "human"}]
+
+
+def started(base: str, spectators: int = 0) -> tuple[dict, list[Seat]]:
+    body = {"game": "basra", "seats": HUMANS, "seed": "hub", "spectators": spectators}
+    created = requests.post(f"{base}/v1/sessions", json=body, timeout=30).json()
+    tokens = [entry["token"] for entry in created["seats"] + created["spectators"]]
+    return created, [Seat(base, created["id"], token, []) for token in tokens]
+
+
+def waiting(holders: list[Seat]) -> tuple[list[threading.Thread], list[requests.Response]]:
+    """A long poll for each holder, in the background, once each is waiting."""
+    answers: list[requests.Response] = []
+    polls = [threading.Thread(target=lambda h=h: answers.append(h.events(0))) for h in holders]
+    for poll in polls:
+        poll.start()
+    time.sleep(0.5)
+    return polls, answers
+
+
+def assert_busy(response: requests.Response, status: int) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["Content-Type"] == "application/problem+json"
+    assert int(response.headers["Retry-After"]) >= 1
+
+
+def test_a_token_has_at_most_its_cap_of_waiting_readers(base):
+    _, (zero, one) = started(base)
+    with Stream(zero.url, zero.token) as stream:
+        assert stream.wait_for(lambda s: s.pings > 0)
+        polls, answers = waiting([zero])
+        assert_busy(zero.events(0), 429)
+        refused = requests.get(
+            f"{zero.url}/stream", headers={"Authorization": f"Bearer {zero.token}"}, timeout=10
+        )
+        assert_busy(refused, 429)
+        assert one.events(0).status_code == 200  # another token waits: the cap is per token
+    for poll in polls:
+        poll.join()
+    assert [answer.status_code for answer in answers] == [200]
+    assert zero.events(0).status_code == 200  # room again once they ended
+
+
+def test_a_worker_has_at_most_its_cap_of_waiting_readers_and_still_answers_moves(base):
+    _, seats = started(base, spectators=2)
+    polls, answers = waiting(seats[:3])
+    assert_busy(seats[3].events(0), 503)
+    views = [seat.get().json() for seat in seats[:2]]
+    (mover, view) = [(seat, view) for seat, view in zip(seats, views) if view["moves"]][0]
+    move = view["moves"][0]
+    moved = mover.move({"card": move["card"], "capture": move["capture"]}, view["version"])
+    assert moved.status_code == 200
+    for poll in polls:
+        poll.join()
+    assert [answer.status_code for answer in answers] == [200] * 3
+    assert all(answer.json() for answer in answers)  # the move woke them
+
+
+def counted_event_reads(sessions) -> list[int]:
+    """Each `events` read of the store of `sessions` from now on (its `after`)."""
+    reads: list[int] = []
+    events = sessions.store.events
+
+    def counting(session_id, after):
+        reads.append(after)
+        return events(session_id, after)
+
+    sessions.store.events = counting
+    return reads
+
+
+def test_a_commit_costs_one_events_read_in_a_process_whatever_its_readers(store_kind, open_hosted):
+    readers = 40
+    here = open_hosted(MAX_WAITERS=readers, MAX_WAITERS_PER_TOKEN=readers)
+    created = here.create({"game": "basra", "seats": HUMANS, "seed": "fan-out"}, None)
+    tokens = [f"Bearer {entry['token']}" for entry in created["seats"]]
+    session_id = created["id"]
+    answers: list[list[dict]] = []
+    polls = [
+        threading.Thread(target=lambda t=t: answers.append(here.events(session_id, t, 0)))
+        for t in (tokens * readers)[:readers]
+    ]
+    for poll in polls:
+        poll.start()
+    while here.hub.waiting() < readers:
+        time.sleep(0.01)
+    time.sleep(0.2)  # every reader has made its first look
+    reads = counted_event_reads(here)
+    # On Redis the move comes from another process (its store, hub and cache of its own),
+    # so this one learns of it from the store alone; in process memory from the facts.
+    mover = open_hosted() if store_kind == "redis" else here
+    seen = mover.read(session_id, tokens[0])
+    seat = 0 if seen["moves"] else 1
+    seen = mover.read(session_id, tokens[seat])
+    move = {"card": seen["moves"][0]["card"], "capture": seen["moves"][0]["capture"]}
+    mover.move(session_id, tokens[seat], lambda: {"move": move, "version": 0}, None)
+    for poll in polls:
+        poll.join()
+    assert len(answers) == readers and all(
+        answer and answer[0]["version"] == 1 for answer in answers
+    )
+    assert reads == ([0] if store_kind == "redis" else [])
