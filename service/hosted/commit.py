@@ -9,6 +9,7 @@ computed from the facts in `change_of`, so it is part of the same compare-and-se
 """
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,6 +26,14 @@ from service.store import Outcome as Written
 log = logging.getLogger("service.sessions")
 
 TIMEOUT = "timeout"  # the server played for a seat whose time ran out, or that is absent
+# The server's own play (bots, absent seats) in one step — one request or one timer firing:
+# at most this many moves and, past the first, this long; the rest is committed and resumed
+# in the background, so no session ever holds a worker for long. Between two decisions the
+# step yields (a greenlet under gevent), so /livez and other requests keep being answered.
+SERVER_MOVES_PER_STEP = 16
+SERVER_SECONDS_PER_STEP = 0.5
+YIELD_SECONDS = 1e-6  # a real sleep, not 0: gevent then polls its sockets as well
+Clock = Callable[[], float]  # seconds since the epoch (deadlines are wall-clock times)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +60,7 @@ class Facts:
     moved: tuple[Moved, ...]  # one per version it adds, in order
     to_move: int | None  # the seat to move after it (None: the match is over)
     deadline: float | None  # the turn timer of that seat, when one runs
+    due_at: float | None  # when the session next needs the server (its timer, resumed play)
     outcome: Outcome | None  # how the match ended, once it has
 
     @property
@@ -84,66 +94,80 @@ def facts_of(before: Record | None, after: Record, moved: Sequence[Moved]) -> Fa
         moved=tuple(moved),
         to_move=after.to_move,
         deadline=after.live.deadline,
+        due_at=after.live.due_at,
         outcome=after.game.outcome(after.state),
     )
 
 
 def played_on(
-    before: Record | None, start: Record, state: Any, live: Live, moved: list[Moved], now: float
+    before: Record | None, start: Record, state: Any, live: Live, moved: list[Moved], clock: Clock
 ) -> Facts:
-    """After the step's own moves on `start`: the server's moves (bots, absent seats) up to
-    a present human's turn or the end, each one version; then that seat's deadline."""
+    """After the step's own moves on `start`: the server's moves (bots, absent seats), each
+    one version, up to a present human's turn, the end, or the step's bound; then that
+    seat's deadline if timed, or, with server play left over, a resume at once."""
     game = start.game
     version = start.version + len(moved)
+    played, started = 0, time.monotonic()
     while (mover := game.to_move(state)) is not None:
         seat = start.seats[mover]
+        if seat.kind == HUMAN and mover not in live.absent:
+            live = live.turn_of(mover, clock())
+            break
+        if played and (
+            played >= SERVER_MOVES_PER_STEP
+            or time.monotonic() - started >= SERVER_SECONDS_PER_STEP
+        ):
+            live = live.resumed(clock())
+            break
+        if played:
+            time.sleep(YIELD_SECONDS)
         if seat.kind == BOT:
             by, level, lead = BOT, seat.level, []
-        elif mover in live.absent:
+        else:
             by, level = TIMEOUT, live.timeout_level
             lead = [{"type": "timeout", "seat": mover, "absent": True}]
-        else:
-            break
         state, events = game.apply(state, choose_move(game, state, level, f"{start.id}/{version}"))
         version += 1
+        played += 1
         moved.append(Moved(version, mover, by, level, tag([*lead, *events], version)))
-    live = live.turn_of(mover, now)
+    else:
+        live = live.turn_of(None, clock())
     after = replace(start, version=version, state=state, live=live, live_text=live.dumps())
     return facts_of(before, after, moved)
 
 
 def opening(
-    session_id: str, game: Game, seats: tuple[Seat, ...], state: Any, live: Live, now: float
+    session_id: str, game: Game, seats: tuple[Seat, ...], state: Any, live: Live, clock: Clock
 ) -> Facts:
     """A new session: the server plays the bots that move first."""
     start = Record(session_id, game, 0, 0, seats, state, live, "")
-    return played_on(None, start, state, live, [], now)
+    return played_on(None, start, state, live, [], clock)
 
 
-def seat_move(record: Record, seat: int, move: Any, now: float) -> Facts:
+def seat_move(record: Record, seat: int, move: Any, clock: Clock) -> Facts:
     """`seat` plays `move` (already checked legal), then the server plays on."""
     state, events = record.game.apply(record.state, move)
     version = record.version + 1
-    live = record.live.spent(seat, now).present(seat)
+    live = record.live.spent(seat, clock()).present(seat)
     moved = [Moved(version, seat, HUMAN, None, tag(events, version))]
-    return played_on(record, record, state, live, moved, now)
+    return played_on(record, record, state, live, moved, clock)
 
 
-def timeout(record: Record, now: float) -> Facts | None:
-    """The server plays for the seat to move when its time has run out; None when no timer
-    is due."""
-    seat = record.to_move
-    if seat is None or not record.live.due(now):
+def due_play(record: Record, clock: Clock) -> Facts | None:
+    """The server's play that is due: the next step of server play left over, or a move for
+    the seat to move whose time has run out; None when nothing is due."""
+    seat, live = record.to_move, record.live
+    if seat is None or not live.due(clock()):
         return None
-    level = record.live.timeout_level
+    if live.resume_at is not None:
+        return played_on(record, record, record.state, live, [], clock)
+    level = live.timeout_level
     move = choose_move(record.game, record.state, level, f"{record.id}/{record.version}")
     state, events = record.game.apply(record.state, move)
     version = record.version + 1
     events = tag([{"type": "timeout", "seat": seat}, *events], version)
-    live = record.live.timed_out(seat, len(record.seats))
-    return played_on(
-        record, record, state, live, [Moved(version, seat, TIMEOUT, level, events)], now
-    )
+    moved = [Moved(version, seat, TIMEOUT, level, events)]
+    return played_on(record, record, state, live.timed_out(seat, len(record.seats)), moved, clock)
 
 
 def live_change(record: Record, live: Live) -> Facts:
@@ -165,7 +189,7 @@ def change_of(facts: Facts, key: str | None = None, answer: str | None = None) -
         key=key,
         answer=answer,
         new=NewSession(facts.game, write_seats(after.seats)) if before is None else None,
-        notice="" if facts.deadline is None else repr(facts.deadline),
+        notice="" if facts.due_at is None else repr(facts.due_at),
     )
 
 
@@ -182,10 +206,11 @@ class Commits:
         self.followers = list(followers)
 
     def commit(self, facts: Facts, key: str | None = None, answer: str | None = None) -> Commit:
-        """One compare-and-set. The deadline is planned before: a plan whose commit fails
-        costs one needless look, a commit without its plan could go unfired."""
-        if facts.deadline is not None:
-            self.schedule.plan(facts.session_id, facts.deadline)
+        """One compare-and-set. What is due (a deadline, resumed play) is planned before: a
+        plan whose commit fails costs one needless look, a commit without its plan could go
+        unfired."""
+        if facts.due_at is not None:
+            self.schedule.plan(facts.session_id, facts.due_at)
         commit = self.store.commit(facts.session_id, change_of(facts, key, answer))
         if commit.outcome is not Written.APPLIED:
             self.recent.drop(facts.session_id)

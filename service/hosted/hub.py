@@ -51,11 +51,13 @@ class Followed:
     first: int | None = None
     batches: list[Events] = field(default_factory=list)
     announced: int = 0
-    deadline: float | None = None  # the turn timer as of version `deadline_of`
+    # When the session next needs the server (its turn timer, resumed server play) as of
+    # version `deadline_of`.
+    deadline: float | None = None
     deadline_of: int = -1
 
     def learn(self, version: int, deadline: float | None) -> None:
-        """The session's deadline at `version`, unless a later one is known already."""
+        """When the session needs the server at `version`, unless a later one is known."""
         if version >= self.deadline_of:
             self.deadline, self.deadline_of = deadline, version
 
@@ -96,13 +98,14 @@ class Watch:
             return changed
 
     def due_in(self, now: float) -> float | None:
-        """Seconds until the session's turn timer runs out (None: none runs)."""
+        """Seconds until the session next needs the server (None: never)."""
         deadline = self.followed.deadline
         return None if deadline is None else max(0.0, deadline - now)
 
     def fire_if_due(self, timers: "Timers") -> None:
-        """Fire the session's timer when it is due: one reader of this process does, the
-        others find it done (or, when the store is unreachable, try at their next wait)."""
+        """Fire the session's timer (or resume its server play) when it is due: one reader
+        of this process does, the others find it done (or, when the store is unreachable,
+        try at their next wait)."""
         followed = self.followed
         with followed.fetching:
             if followed.deadline is not None and timers.clock() >= followed.deadline:
@@ -176,7 +179,7 @@ class Hub:
                 if followed is None:
                     followed = self._followed[session_id] = Followed(threading.Condition(self.lock))
                 followed.watchers += 1
-                followed.learn(record.version, record.live.deadline)
+                followed.learn(record.version, record.live.due_at)
                 watch = Watch(self, session_id, followed, followed.generation)
             try:
                 yield watch
@@ -216,11 +219,11 @@ class Hub:
                 return
             followed.share(facts.first_version, [moved.events for moved in facts.moved])
             followed.announced = max(followed.announced, facts.version)
-            followed.learn(facts.version, facts.deadline)
+            followed.learn(facts.version, facts.due_at)
             self._wake(followed)
 
     def announced(self, session_id: str, version: int, deadline: float | None) -> None:
-        """The store says the session is at `version` now, its timer running out at
+        """The store says the session is at `version` now, needing the server next at
         `deadline`."""
         with self.lock:
             followed = self._followed.get(session_id)

@@ -64,6 +64,9 @@ class Live:
     time_bank: int | None = None  # seconds each seat may spend beyond turn_seconds in all
     banks: tuple[float, ...] = ()  # per seat: what is left of its time bank
     turn_began: float | None = None  # when the seat to move was given its turn
+    # Server play (bots, absent seats) left over by a bounded step: due at once, continued
+    # by the next timer scan or reader through the same compare-and-set.
+    resume_at: float | None = None
 
     @classmethod
     def loads(cls, text: str) -> "Live":
@@ -79,9 +82,16 @@ class Live:
         """What is left of `seat`'s time bank (0 without one)."""
         return self.banks[seat] if seat < len(self.banks) else 0.0
 
+    @property
+    def due_at(self) -> float | None:
+        """When the session next needs the server: its turn deadline or its resumed play."""
+        if self.resume_at is None:
+            return self.deadline
+        return self.resume_at if self.deadline is None else min(self.deadline, self.resume_at)
+
     def due(self, now: float) -> bool:
-        """Whether the turn timer has run out."""
-        return self.deadline is not None and now >= self.deadline
+        """Whether the turn timer has run out or server play waits to be resumed."""
+        return self.due_at is not None and now >= self.due_at
 
     def spent(self, seat: int, now: float) -> "Live":
         """`seat` moved at `now`: the time beyond turn_seconds comes out of its bank."""
@@ -118,10 +128,14 @@ class Live:
     def turn_of(self, seat: int | None, now: float) -> "Live":
         """`seat` (None: nobody) is given its turn at `now`: its deadline, when timed."""
         if self.turn_seconds is None or seat is None:
-            return replace(self, deadline=None, turn_began=None)
+            return replace(self, deadline=None, turn_began=None, resume_at=None)
         began = round(now, 3)
         deadline = round(began + self.turn_seconds + self.bank_of(seat), 3)
-        return replace(self, deadline=deadline, turn_began=began)
+        return replace(self, deadline=deadline, turn_began=began, resume_at=None)
+
+    def resumed(self, now: float) -> "Live":
+        """Server play is left over at `now`: no seat's turn runs; it is due at once."""
+        return replace(self, deadline=None, turn_began=None, resume_at=round(now, 3))
 
 
 @dataclass(frozen=True, slots=True)

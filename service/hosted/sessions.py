@@ -141,7 +141,7 @@ class Sessions:
             time_bank=bank,
             banks=(float(bank),) * len(seats) if bank else (),
         )
-        facts = commit.opening(new_id(), game, seats, state, live, self.clock())
+        facts = commit.opening(new_id(), game, seats, state, live, self.clock)
         self.commits.commit(facts)
         return {
             "id": facts.session_id,
@@ -236,9 +236,9 @@ class Sessions:
     ) -> dict[str, Any]:
         """Commit `seat`'s checked move on `record` (its request's fingerprint `mark`); the
         answer, or the problem the compare-and-set found."""
-        now = self.clock()
-        facts = commit.seat_move(record, seat, move, now)
-        answer = move_answer(facts.after, seat, [moved.events for moved in facts.moved], now)
+        facts = commit.seat_move(record, seat, move, self.clock)
+        batches = [moved.events for moved in facts.moved]
+        answer = move_answer(facts.after, seat, batches, self.clock())
         kept = None if key is None else orjson.dumps({"fingerprint": mark, "answer": answer})
         done = self.commits.commit(
             facts, None if key is None else digest(key), None if kept is None else kept.decode()
@@ -341,12 +341,14 @@ class Sessions:
 
     def seated(self, session_id: str, authorization: str | None) -> tuple[Record, int | None]:
         """The session as stored and the token's seat (None: a spectator), after what the
-        contract asks of a read: a due turn timer fired, an absent seat present again."""
+        contract asks of a read: a due turn timer fired (or a step of server play left over
+        resumed), an absent seat present again."""
         for _ in range(5):
             record, seat = self.authorized(session_id, authorization)
             fired = self.timers.fire_on(record)
-            if fired is not record:
-                continue  # the session moved on: read it again
+            if fired is None:
+                continue  # another commit came first: read it again
+            record = fired  # at most one timeout or step of server play per read
             if seat is not None and seat in record.live.absent:
                 self._change_live(record, record.live.present(seat))
                 continue

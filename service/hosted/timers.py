@@ -5,7 +5,7 @@ applies), by the scanner of any process or by a reader that finds it due."""
 import logging
 import threading
 
-from service.hosted.commit import Commits, timeout
+from service.hosted.commit import Commits, due_play
 from service.hosted.records import Record, load
 from service.hosted.schedule import Schedule
 from service.store import Outcome, SessionStore, StoreUnavailable
@@ -26,30 +26,32 @@ class Timers:
         self._stopping = threading.Event()
 
     def fire_on(self, record: Record) -> Record | None:
-        """`record` itself when no timer is due on it, the session after the timeout when
-        this call committed it, None when another commit came first."""
-        facts = timeout(record, self.clock())
+        """`record` itself when nothing is due on it, the session after the timeout (or the
+        next step of resumed server play) when this call committed it, None when another
+        commit came first."""
+        facts = due_play(record, self.clock)
         if facts is None:
             return record
         if self.commits.commit(facts).outcome is not Outcome.APPLIED:
             return None
+        resumed = record.live.resume_at is not None
         log.info(
-            "turn timer fired",
-            extra={"session_id": record.id, "seat": facts.moved[0].seat, "version": facts.version},
+            "server play resumed" if resumed else "turn timer fired",
+            extra={"session_id": record.id, "seat": record.to_move, "version": facts.version},
         )
         return facts.after
 
     def fire(self, session_id: str) -> float | None:
-        """Play for the seat to move if its time has run out; the session's deadline after
-        (None: none runs, or the session is gone)."""
+        """Play for the seat to move if its time has run out, or resume server play left
+        over; when the session next needs the server after (None: never, or it is gone)."""
         for _ in range(3):
             record = load(self.store, session_id)
             if record is None:
                 return None
             fired = self.fire_on(record)
             if fired is not None:
-                return fired.live.deadline
-        return record.live.deadline
+                return fired.live.due_at
+        return record.live.due_at
 
     def fire_due(self) -> int:
         """One scan of the schedule: fire every due timer this process can claim; how many

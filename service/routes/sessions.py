@@ -223,7 +223,9 @@ def add_spectator(session_id: str) -> flask.Response:
     description="Server-sent events. Each committed version is one message: `id: <version>`, "
     "`event: events`, `data: <JSON array of that version's events as this token may see them, "
     "each tagged with its version>`. A comment line `: ping` comes at least every 15 s. When "
-    "the session ends (deleted or expired) an `event: end` message, then the stream closes.",
+    "the session ends (deleted or expired) an `event: end` message, then the stream closes. "
+    "A token may hold MAX_WAITERS_PER_TOKEN streams and long polls at once (then 429), a "
+    "worker MAX_WAITERS (then 503).",
 )
 @blp.doc(
     security=SEAT_TOKEN,
@@ -238,7 +240,7 @@ def add_spectator(session_id: str) -> flask.Response:
         }
     ],
 )
-@failures()
+@failures(429)
 def stream(query: dict[str, Any], session_id: str) -> flask.Response:
     """The session's events as they are committed (seat or spectator token), as the long poll
     filters them. Starts after `Last-Event-ID` or `?after=n`, else after the current version."""
@@ -267,7 +269,7 @@ def last_event_id() -> int | None:
 @blp.arguments(SessionEventsQuery, location="query")
 @blp.response(200, session_events())
 @blp.doc(security=SEAT_TOKEN)
-@failures()
+@failures(429)
 def events(query: dict[str, Any], session_id: str) -> flask.Response:
     """The events of the moves after version `after`, each tagged with its `version`, as a
     JSON array. When there are none yet it waits (long poll) until one arrives or the bound

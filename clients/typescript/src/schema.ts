@@ -944,7 +944,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Server-sent events. Each committed version is one message: `id: <version>`, `event: events`, `data: <JSON array of that version's events as this token may see them, each tagged with its version>`. A comment line `: ping` comes at least every 15 s. When the session ends (deleted or expired) an `event: end` message, then the stream closes. */
+                /** @description Server-sent events. Each committed version is one message: `id: <version>`, `event: events`, `data: <JSON array of that version's events as this token may see them, each tagged with its version>`. A comment line `: ping` comes at least every 15 s. When the session ends (deleted or expired) an `event: end` message, then the stream closes. A token may hold MAX_WAITERS_PER_TOKEN streams and long polls at once (then 429), a worker MAX_WAITERS (then 503). */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -956,6 +956,7 @@ export interface paths {
                 401: components["responses"]["PROBLEM"];
                 404: components["responses"]["PROBLEM"];
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                429: components["responses"]["PROBLEM"];
                 /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
                 503: {
                     headers: {
@@ -1018,6 +1019,7 @@ export interface paths {
                 401: components["responses"]["PROBLEM"];
                 404: components["responses"]["PROBLEM"];
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                429: components["responses"]["PROBLEM"];
                 /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
                 503: {
                     headers: {

@@ -57,7 +57,7 @@ def test_a_move_and_the_bot_replies_are_one_commit_with_their_facts(sessions, cl
 
 def test_a_timeout_is_a_commit_whose_facts_say_the_server_played(sessions, clock):
     facts = followed(sessions)
-    session_id, _ = begin(sessions, turn_seconds=5, timeout_level="random")
+    begin(sessions, turn_seconds=5, timeout_level="random")
     clock.now += 5
     assert sessions.timers.fire_due() == 1
     (fired,) = [f for f in facts if f.moved]

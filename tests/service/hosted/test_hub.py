@@ -59,7 +59,7 @@ def test_a_worker_has_at_most_its_cap_of_waiting_readers_and_still_answers_moves
     polls, answers = waiting(seats[:3])
     assert_busy(seats[3].events(0), 503)
     views = [seat.get().json() for seat in seats[:2]]
-    (mover, view) = [(seat, view) for seat, view in zip(seats, views) if view["moves"]][0]
+    mover, view = next((seat, view) for seat, view in zip(seats, views) if view["moves"])
     move = view["moves"][0]
     moved = mover.move({"card": move["card"], "capture": move["capture"]}, view["version"])
     assert moved.status_code == 200
