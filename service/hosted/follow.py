@@ -12,6 +12,7 @@ from contextlib import ExitStack
 from enum import Enum
 from typing import Self
 
+import orjson
 from prometheus_client import Gauge
 
 from engine.game import Events
@@ -128,3 +129,35 @@ class Follow:
                 return None
             if left <= CHECK_SECONDS:
                 return False
+
+
+class Messages:
+    """An event stream's messages, read from a follow; closing it closes the follow (the
+    server closes the response when its client went away)."""
+
+    def __init__(self, follow: Follow) -> None:
+        self.follow = follow
+        self._messages = self._write()
+
+    def __iter__(self) -> Iterator[str]:
+        return self._messages
+
+    def __next__(self) -> str:
+        return next(self._messages)
+
+    def close(self) -> None:
+        self._messages.close()
+        self.follow.close()
+
+    def _write(self) -> Iterator[str]:
+        yield ": ping\n\n"
+        after = self.follow.after
+        for news in self.follow:
+            if news is Signal.ENDED:
+                yield "event: end\ndata: {}\n\n"
+            elif news is Signal.QUIET:
+                yield ": ping\n\n"
+            else:
+                for events in news:
+                    after += 1
+                    yield f"id: {after}\nevent: events\ndata: {orjson.dumps(events).decode()}\n\n"

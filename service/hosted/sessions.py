@@ -7,9 +7,10 @@ as one compare-and-set; a read writes only what the contract asks of it: a turn 
 is due is fired, and an absent seat whose token is used is present again.
 """
 
+import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -20,7 +21,7 @@ from service.errors import Problem, Unprocessable, invalid, json_paths
 from service.hosted import commit
 from service.hosted.answers import deal, move_answer, seat_answer
 from service.hosted.commit import Commits, Follower, logged
-from service.hosted.follow import Follow, Gone, Signal
+from service.hosted.follow import Follow, Gone, Messages, Signal
 from service.hosted.hub import Hub, RedisHub
 from service.hosted.problems import (
     EpochChanged,
@@ -58,6 +59,8 @@ from service.hosted.tokens import (
 from service.schemas.envelopes import SessionMoveRequest
 from service.store import Outcome, SessionStore, open_store
 from service.store.redis_store import CHANGED_PATTERN, session_of_channel
+
+log = logging.getLogger("service.sessions")
 
 MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more than a load
 FAIR_DEAL = (
@@ -170,47 +173,36 @@ class Sessions:
     ) -> dict[str, Any]:
         """Play the seat's move and the bots' replies as one compare-and-set. The body is
         read only after the session and token checks, in the contract's order."""
+        call = MoveCall(session_id, authorization, read_body, key)
         record = self.commits.recent.get(session_id)
         if record is not None:
             try:
-                answer = self._move_on_recent(record, authorization, read_body, key)
+                answer = self._move_on_recent(record, call)
             except LiveChanged:
                 answer = None
             if answer is not None:
                 return answer
         for _ in range(3):
             try:
-                return self._move_as_stored(session_id, authorization, read_body, key)
+                return self._move_as_stored(call)
             except LiveChanged:
                 continue
         raise changing_too_fast()
 
-    def _move_as_stored(
-        self,
-        session_id: str,
-        authorization: str | None,
-        read_body: Callable[[], object],
-        key: str | None,
-    ) -> dict[str, Any]:
-        record, seat = self.seated(session_id, authorization)
+    def _move_as_stored(self, call: "MoveCall") -> dict[str, Any]:
+        record, seat = self.seated(call.session_id, call.authorization)
         if seat is None:
             raise spectators_cannot("move")
-        key = checked_key(key)
-        body = read_body()
+        key = checked_key(call.key)
+        body = call.read_body()
         mark = fingerprint("move", seat, body)
         if key is not None:
-            earlier = self.store.answer(session_id, digest(key))
+            earlier = self.store.answer(call.session_id, digest(key))
             if earlier is not None:
                 return replayed(earlier, mark)
         return self.commit_move(record, seat, checked_move(record, seat, body), mark, key)
 
-    def _move_on_recent(
-        self,
-        record: Record,
-        authorization: str | None,
-        read_body: Callable[[], object],
-        key: str | None,
-    ) -> dict[str, Any] | None:
+    def _move_on_recent(self, record: Record, call: "MoveCall") -> dict[str, Any] | None:
         """The move when it passes every check on the version this process knows, else
         None: then the caller runs the checks again on the session as stored (also when
         the store's epoch moved on: the state this process knows may be one it lost)."""
@@ -218,16 +210,16 @@ class Sessions:
             return None
         try:
             seat = holder_of(record.token_digests(), record.live.spectators,
-                             bearer_token(authorization))  # fmt: skip
+                             bearer_token(call.authorization))  # fmt: skip
             if seat is None:
                 return None
-            checked_key(key)
-            body = read_body()
+            checked_key(call.key)
+            body = call.read_body()
             move = checked_move(record, seat, body)
         except Problem:
             return None
         try:
-            return self.commit_move(record, seat, move, fingerprint("move", seat, body), key)
+            return self.commit_move(record, seat, move, fingerprint("move", seat, body), call.key)
         except EpochChanged:
             return None
 
@@ -335,6 +327,7 @@ class Sessions:
         self.commits.recent.drop(session_id)
         if not self.store.delete(session_id):
             raise not_found(session_id)
+        log.info("session ended", extra={"session_id": session_id})
         self.hub.ended(session_id)
 
     # -- the checks every call starts with -----------------------------------------------
@@ -373,36 +366,14 @@ class Sessions:
         self.store.close()
 
 
-class Messages:
-    """An event stream's messages, read from a follow; closing it closes the follow (the
-    server closes the response when its client went away)."""
+@dataclass(frozen=True, slots=True)
+class MoveCall:
+    """A move request as the route hands it over (its body read only when asked for)."""
 
-    def __init__(self, follow: Follow) -> None:
-        self.follow = follow
-        self._messages = self._write()
-
-    def __iter__(self) -> Iterator[str]:
-        return self._messages
-
-    def __next__(self) -> str:
-        return next(self._messages)
-
-    def close(self) -> None:
-        self._messages.close()
-        self.follow.close()
-
-    def _write(self) -> Iterator[str]:
-        yield ": ping\n\n"
-        after = self.follow.after
-        for news in self.follow:
-            if news is Signal.ENDED:
-                yield "event: end\ndata: {}\n\n"
-            elif news is Signal.QUIET:
-                yield ": ping\n\n"
-            else:
-                for events in news:
-                    after += 1
-                    yield f"id: {after}\nevent: events\ndata: {orjson.dumps(events).decode()}\n\n"
+    session_id: str
+    authorization: str | None
+    read_body: Callable[[], object]
+    key: str | None
 
 
 def read_version(body: object) -> int:

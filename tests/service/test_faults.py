@@ -40,6 +40,7 @@ def served(redis_server, tmp_path_factory):
         REDIS_URL=redis_server.url,
         WEB_CONCURRENCY="2",
         LONG_POLL_SECONDS=str(LONG_POLL_SECONDS),
+        MAX_WAITERS_PER_TOKEN="1000",  # one token polls many times at once here
         LOG_LEVEL="warning",
     ) as server:
         yield server

@@ -9,26 +9,9 @@ import redis
 from service.hosted.commit import BOT, HUMAN, TIMEOUT, Facts
 from service.store import MemoryStore
 from service.store.redis_store import session_keys
+from tests.service.hosted.core_client import begin, counted, play
 
-HUMANS = [{"type": "human"}, {"type": "human"}]
 VS_BOT = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
-
-
-def begin(sessions, seats=HUMANS, **live) -> tuple[str, list[str]]:
-    body = {"game": "basra", "rules": {"preset": "levantine"}, "seats": seats, "seed": "facts"}
-    created = sessions.create({**body, **live}, None)
-    tokens = [f"Bearer {entry['token']}" for entry in created["seats"] if "token" in entry]
-    return created["id"], tokens
-
-
-def first_move(sessions, session_id: str, token: str) -> dict:
-    seen = sessions.read(session_id, token)
-    move = seen["moves"][0]
-    request = {
-        "move": {"card": move["card"], "capture": move["capture"]},
-        "version": seen["version"],
-    }
-    return sessions.move(session_id, token, lambda: request, None)
 
 
 def followed(sessions) -> list[Facts]:
@@ -40,8 +23,8 @@ def followed(sessions) -> list[Facts]:
 
 def test_a_move_and_the_bot_replies_are_one_commit_with_their_facts(sessions, clock):
     facts = followed(sessions)
-    session_id, (token,) = begin(sessions, VS_BOT, turn_seconds=30)
-    answer = first_move(sessions, session_id, token)
+    session_id, (token,) = begin(sessions, VS_BOT, seed="facts", turn_seconds=30)
+    answer = play(sessions, session_id, token)
     created, moved = facts
     assert created.created and created.first_version == 0 and created.moved == ()
     assert (moved.session_id, moved.game, moved.first_version) == (session_id, "basra", 0)
@@ -67,33 +50,24 @@ def test_a_timeout_is_a_commit_whose_facts_say_the_server_played(sessions, clock
     assert fired.to_move == 1 and fired.deadline == clock.now + 5
 
 
-def counted_commits(sessions) -> list[str]:
-    """Every store commit of `sessions`, applied or not, from now on."""
-    calls: list[str] = []
-    commit = sessions.store.commit
-
-    def counting(session_id, change):
-        calls.append(session_id)
-        return commit(session_id, change)
-
-    sessions.store.commit = counting
-    return calls
-
-
 def test_reads_write_nothing_unless_a_timer_is_due_or_a_seat_comes_back(sessions, clock):
     session_id, tokens = begin(sessions, turn_seconds=10, absent_after=1, spectators=1)
-    writes = counted_commits(sessions)
+    commits = counted(sessions.store, "commit")
+
+    def writes() -> list[str]:
+        return [session for session, _ in commits]
+
     for token in tokens:
         sessions.read(session_id, token)
         assert sessions.events(session_id, token, 0) == []
-    assert writes == []
+    assert writes() == []
     clock.now += 10
     assert sessions.read(session_id, tokens[1])["version"] == 1  # the due timer, fired
-    assert writes == [session_id]
+    assert writes() == [session_id]
     assert sessions.read(session_id, tokens[0])["absent"] == []  # seat 0 came back
-    assert writes == [session_id, session_id]
+    assert writes() == [session_id, session_id]
     sessions.read(session_id, tokens[0])
-    assert len(writes) == 2
+    assert len(writes()) == 2
 
 
 def grow_epoch(sessions, url: str | None, session_id: str) -> None:
@@ -120,7 +94,7 @@ def test_after_the_epoch_grows_timers_and_live_changes_still_commit(sessions, st
     added = sessions.add_spectator(session_id, tokens[1])
     assert sessions.read(session_id, f"Bearer {added['token']}")["seat"] is None
     assert sessions.read(session_id, tokens[0])["absent"] == []  # present: a live change
-    moved = first_move(sessions, session_id, tokens[1])
+    moved = play(sessions, session_id, tokens[1])
     assert (moved["version"], moved["epoch"]) == (2, 1)
     grow_epoch(sessions, store_url, session_id)
     clock.now += 10

@@ -15,6 +15,7 @@ from service.errors import Unprocessable
 from service.hosted.commit import SERVER_MOVES_PER_STEP
 from service.hosted.sessions import Sessions
 from tests.gunicorn_server import gunicorn
+from tests.service.hosted.core_client import bearer
 
 # The request: schema-valid, and no side could ever score.
 UNWINNABLE = {
@@ -31,10 +32,6 @@ LONGEST = {**UNWINNABLE, "rules": {**UNWINNABLE["rules"], "majority_points": 1,
                                    "target_score": 1000}, "spectators": 1}  # fmt: skip
 # A match that ends within its first round once the human is absent.
 SHORT = {**UNWINNABLE, "rules": {"preset": "levantine", "target_score": 1}, "spectators": 1}
-
-
-def bearer(token: str) -> str:
-    return f"Bearer {token}"
 
 
 def refused(sessions: Sessions, body: dict) -> dict[str, list[str]]:

@@ -10,10 +10,11 @@ import requests
 
 from service.hosted.problems import StaleVersion
 from service.hosted.sessions import Sessions, checked_move
+from tests.service.hosted.core_client import HUMANS, bearer, play
+from tests.service.hosted.core_client import begin as begun
 from tests.service.sessions_client import serve
 
 START = 1_800_000_000.0
-HUMANS = [{"type": "human"}, {"type": "human"}]
 HOSTED_CONFIG = {"LONG_POLL_SECONDS": 1.0}
 
 
@@ -21,24 +22,8 @@ def body(**live) -> dict:
     return {"game": "basra", "rules": {"preset": "levantine"}, "seats": HUMANS, **live}
 
 
-def bearer(token: str) -> str:
-    return f"Bearer {token}"
-
-
 def begin(sessions: Sessions, **live) -> tuple[str, list[str]]:
-    created = sessions.create(body(seed="timers", spectators=0, **live), None)
-    return created["id"], [bearer(entry["token"]) for entry in created["seats"]]
-
-
-def play(sessions: Sessions, session_id: str, token: str) -> dict:
-    """The seat's first legal move on the version it reads."""
-    seen = sessions.read(session_id, token)
-    move = seen["moves"][0]
-    request = {
-        "move": {"card": move["card"], "capture": move["capture"]},
-        "version": seen["version"],
-    }
-    return sessions.move(session_id, token, lambda: request, None)
+    return begun(sessions, seed="timers", spectators=0, **live)
 
 
 def events_of(sessions: Sessions, session_id: str, token: str, after: int) -> list[dict]:
