@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from engine.bots import choose_move
-from engine.game import Events, Game, Outcome
+from engine.game import Events, Game, MatchResult
 from service.hosted.records import BOT, HUMAN, Live, Recent, Record, Seat, write_seats
 from service.hosted.schedule import Schedule
 from service.store import Change, Commit, NewSession, SessionStore
@@ -61,7 +61,7 @@ class Facts:
     to_move: int | None  # the seat to move after it (None: the match is over)
     deadline: float | None  # the turn timer of that seat, when one runs
     due_at: float | None  # when the session next needs the server (its timer, resumed play)
-    outcome: Outcome | None  # how the match ended, once it has
+    outcome: MatchResult | None  # how the match ended, once it has
 
     @property
     def created(self) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from engine.game import get_game
-from service import metrics, play
+from service import metrics, requests
 from service.errors import Problem, Unprocessable, invalid, json_paths
 from service.hosted import commit
 from service.hosted.answers import deal, move_answer, seat_answer
@@ -127,7 +127,7 @@ class Sessions:
         humans = sum(kind["type"] == "human" for kind in kinds)
         if "seed" in body and humans >= 2 and not self.client_seeds:
             raise invalid("seed", FAIR_DEAL)
-        state = play.new_state(game, body.get("rules"), len(kinds), play.seed(body))
+        state = requests.new_state(game, body.get("rules"), len(kinds), requests.seed(body))
         tokens = {seat: new_token() for seat, kind in enumerate(kinds) if kind["type"] == "human"}
         seats = tuple(
             Seat.human(digest(tokens[seat])) if seat in tokens else Seat.bot(kind["level"])
@@ -397,7 +397,7 @@ def checked_move(record: Record, seat: int, body: dict[str, Any]) -> Any:
     errors = MOVE_REQUEST.validate(body)
     if errors:
         raise Unprocessable(json_paths(errors))
-    return play.read_move(record.game, record.state, body["move"])
+    return requests.read_move(record.game, record.state, body["move"])
 
 
 def replayed(stored: str, mark: str) -> dict[str, Any]:

@@ -150,7 +150,7 @@ def channel(session_id: str) -> str:
     return f"cards:{{{session_id}}}:changed"
 
 
-# Every session's channel, for one subscription per process (service.live.RedisHub).
+# Every session's channel, for one subscription per process (service.hosted.hub.RedisHub).
 CHANGED_PATTERN = "cards:{*}:changed"
 
 
