@@ -9,6 +9,9 @@ from engine.shapes import Shape
 
 DEFAULT_PRESET = "classic"
 SEAT_COUNTS = (2, 3, 4)
+# A served match must end: the deal cap ends every match by rule, and the target stays
+# within what a long match of ordinary deals reaches.
+MAX_TARGET_SCORE = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +60,7 @@ def check_seats(seats: object) -> int:
 
 # Each option's declared shape: what a request may send, what a state echoes, what is checked.
 OPTIONS: dict[str, Shape] = {
-    "target_score": shapes.integer(minimum=1),
+    "target_score": shapes.integer(1, MAX_TARGET_SCORE),
     "dealer_rule": shapes.choice("loser", "finisher", "starter", "max_points", "min_points"),
     "trump_mode": shapes.choice("per_player", "none", "single", "double", "senior_junior"),
     "after_seven": shapes.choice("skip", "draw_then_play", "skip_and_draw", "none"),

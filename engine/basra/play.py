@@ -7,7 +7,7 @@ from engine.basra.cards import DECK
 from engine.basra.moves import Move, canonical, read_move, sweeps
 from engine.basra.rules import INITIAL_TABLE, Rules
 from engine.basra.scoring import final_breakdown, sweep_leftovers
-from engine.basra.state import MATCH_OVER, PLAYING, SIDES, State, side_of
+from engine.basra.state import MATCH_OVER, MAX_ROUNDS, PLAYING, SIDES, State, side_of
 from engine.cards import shuffled, sort_cards
 from engine.game import next_seed, replaced
 
@@ -106,11 +106,18 @@ def deal_event(state: State, **public: Any) -> dict[str, Any]:
             "hand_size": state.rules.hand_size, "stock": len(state.stock), **public}  # fmt: skip
 
 
-def match_winner(scores: tuple[int, ...], rules: Rules) -> int | None:
+def match_winner(
+    scores: tuple[int, ...], rules: Rules, round_number: int, sweeper: int
+) -> int | None:
+    """The side that wins once a round is banked (§9), None while the match goes on. At the
+    round cap the match ends whatever the scores: the highest total wins, and a tie goes to
+    the side that took the last round's leftovers (`sweeper`), so a winner always exists."""
     best = max(scores)
     if best >= rules.target_score and scores.count(best) == 1:
         return scores.index(best)
-    return None
+    if round_number < MAX_ROUNDS:
+        return None
+    return sweeper if scores[sweeper] == best else scores.index(best)
 
 
 def end_round(state: State, events: Events) -> tuple[State, Events]:
@@ -123,7 +130,7 @@ def end_round(state: State, events: Events) -> tuple[State, Events]:
         "sides": sides, "scores": list(scores), "carry": carry,
     })  # fmt: skip
     state = state._replace(table=(), captured=piles, scores=scores, carry=carry)
-    winner = match_winner(scores, state.rules)
+    winner = match_winner(scores, state.rules, state.round, side_of(taker))
     if winner is not None:
         events.append({"type": "match_end", "winner": winner, "scores": list(scores)})
         return state._replace(turn=None, status=MATCH_OVER, winner=winner), events

@@ -12,6 +12,10 @@ INITIAL_TABLE = 4
 DEALT = DECK_SIZE - INITIAL_TABLE
 DEFAULT_PRESET = "levantine"
 SEAT_COUNTS = (2, 4)  # two players, or two partnerships of two (§10)
+# A served match must end: no target beyond what a few dozen ordinary rounds reach, and
+# never rules under which no side can score at all (the round cap ends the rest).
+MAX_TARGET_SCORE = 1000
+SCORING_OPTIONS = ("basra_points", "jack_basra_points", "majority_points", "card_points")
 
 
 # Valid rules forms already read, and the JSON of rules already written. Bounded: a client
@@ -96,6 +100,12 @@ class Rules:
         rules = replace(PRESETS[name], **overrides)
         for seats in rules.seats_allowed:
             rules.check_seats(seats)
+        if not any(getattr(rules, option) for option in SCORING_OPTIONS):
+            raise RulesError(
+                "rules",
+                f"no side could ever score: {one_of(SCORING_OPTIONS)} must give points",
+                choices=SCORING_OPTIONS,
+            )
         return rules
 
     def to_json(self) -> dict[str, Any]:
@@ -143,7 +153,7 @@ OPTIONS: dict[str, Shape] = {
     "majority_points": shapes.integer(minimum=0),
     "card_points": shapes.boolean(),
     "tie_policy": shapes.choice("void_round_carry", "carry", "none"),
-    "target_score": shapes.integer(minimum=1),
+    "target_score": shapes.integer(1, MAX_TARGET_SCORE),
 }
 assert set(OPTIONS) == {field.name for field in fields(Rules)} - {"preset"}
 

@@ -3,7 +3,7 @@ sent and as listed, one side's score and its events. The service derives openapi
 its request checks from them; the rule options are declared in engine/basra/rules.py."""
 
 from engine.basra.rules import OPTIONS, SEAT_COUNTS
-from engine.basra.state import MATCH_OVER, PLAYING, SIDES
+from engine.basra.state import MATCH_OVER, MAX_ROUNDS, PLAYING, SIDES
 from engine.shapes import (
     GameShapes,
     array,
@@ -53,7 +53,7 @@ PILES = {
     "last_capturer": nullable(seat("the seat that captured last")),
     "scores": per_side(integer(0), "one per side, banked"),
     "carry": integer(0, description="points carried over from a tied round"),
-    "round": integer(1),
+    "round": integer(1, MAX_ROUNDS),
     "status": choice(PLAYING, MATCH_OVER),
     "winner": nullable(side("the winning side, once over")),
 }
@@ -132,7 +132,7 @@ EVENTS = (
     obj(
         {
             "type": const("deal"),
-            "round": integer(1),
+            "round": integer(1, MAX_ROUNDS),
             "dealer": seat(),
             "hand_size": integer(1),
             "stock": integer(0, description="cards left in the stock"),
@@ -144,7 +144,7 @@ EVENTS = (
     obj(
         {
             "type": const("round_end"),
-            "round": integer(1),
+            "round": integer(1, MAX_ROUNDS),
             "sweep": ref("Sweep"),
             "sides": per_side(ref("SideScore"), "one per side"),
             "scores": per_side(integer(0), "one per side, banked"),

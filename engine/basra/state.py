@@ -11,6 +11,8 @@ from engine.errors import RulesError, StateError, shown
 
 SIDES = 2  # two seats, or two partnerships of four seats (spec §10)
 PLAYING, MATCH_OVER = "playing", "match_over"
+# Every match ends by rule: after this many rounds the highest total wins (§9, round cap).
+MAX_ROUNDS = 200
 
 
 class State(NamedTuple):
@@ -94,7 +96,7 @@ def read_state(data: object) -> State:
         last_capturer=fields.seat(data["last_capturer"], seats, "last_capturer", nullable=True),
         scores=fields.listed(data["scores"], SIDES, "scores", count, "side"),
         carry=count(data["carry"], "carry"),
-        round=fields.integer(data["round"], "round", minimum=1),
+        round=fields.integer(data["round"], "round", minimum=1, maximum=MAX_ROUNDS),
         status=fields.one_value(data["status"], "status", (PLAYING, MATCH_OVER)),
         winner=fields.seat(data["winner"], SIDES, "winner", nullable=True),
         seed=fields.text(data.get("seed"), "seed", nullable=True),
@@ -216,5 +218,8 @@ def check_outcome(state: State) -> None:
     if over:
         best = max(state.scores)
         leaders = [side for side, score in enumerate(state.scores) if score == best]
-        if best < state.rules.target_score or leaders != [state.winner]:
+        if state.round == MAX_ROUNDS:
+            if state.winner not in leaders:
+                raise StateError("winner", "must be a side with the highest total at the cap")
+        elif best < state.rules.target_score or leaders != [state.winner]:
             raise StateError("winner", "must be the one side strictly highest at the target")
