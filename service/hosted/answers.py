@@ -59,6 +59,7 @@ def deal(game: Game, state: Any) -> dict[str, str]:
 def seat_answer(record: Record, seat: int | None, now: float) -> dict[str, Any]:
     """GET /v1/sessions/{id}: the session as `seat` (None: a spectator) sees it."""
     return {
+        "game": record.game.name,
         "id": record.id,
         "version": record.version,
         "epoch": record.epoch,
@@ -73,6 +74,7 @@ def seat_answer(record: Record, seat: int | None, now: float) -> dict[str, Any]:
 def move_answer(record: Record, seat: int, batches: list[Events], now: float) -> dict[str, Any]:
     """A move's answer: the seat's view after it and the bots' replies, and their events."""
     return {
+        "game": record.game.name,
         "version": record.version,
         "epoch": record.epoch,
         "view": record.game.view(record.state, seat),

@@ -14,7 +14,6 @@ from service.store import Session, SessionStore
 HUMAN = "human"
 BOT = "bot"
 MAX_SPECTATORS = 16
-TIMEOUT_LEVELS = ("random", "greedy", "expert")
 DEFAULT_TIMEOUT_LEVEL = "greedy"
 
 
