@@ -382,6 +382,7 @@ class Sessions:
             "epoch": known.epoch,
             "view": game.view(state, seat),
             "moves": moves_of(after, seat),
+            "score": game.score(state),
             "events": [event for batch in batches for event in seen_in(game, seat, batch)],
             **timing(live, self.clock()),
         }
@@ -848,6 +849,7 @@ def seat_answer(known: Known, seat: int | None, now: float) -> dict[str, Any]:
         "seat": seat,
         "view": known.game.view(known.state, seat),
         "moves": moves_of(known, seat),
+        "score": known.game.score(known.state),
         "deal": deal(known.game, known.state),
         **timing(known.live, now),
     }

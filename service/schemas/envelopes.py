@@ -574,6 +574,17 @@ def session_view() -> fields.Raw:
     )
 
 
+def session_score() -> fields.List:
+    return objects(
+        every_game("side_score"),
+        required=True,
+        metadata={
+            "description": "game.score: each side's breakdown of the round or deal as it "
+            "stands (public: what the captured piles and finishes already earn)"
+        },
+    )
+
+
 def session_moves() -> fields.List:
     return objects(
         every_game("legal_move"),
@@ -594,6 +605,7 @@ SessionResponse = schema_class(
         ),
         "view": session_view(),
         "moves": session_moves(),
+        "score": session_score(),
         "deal": fields.Nested(DealSchema, required=True),
         "epoch": epoch_field(),
         **timer_fields(),
@@ -618,6 +630,7 @@ SessionMoveResponse = schema_class(
         "epoch": epoch_field(),
         "view": session_view(),
         "moves": session_moves(),
+        "score": session_score(),
         "events": objects(
             session_event(),
             required=True,

@@ -1978,6 +1978,8 @@ export interface components {
             view: components["schemas"]["BankView"] | components["schemas"]["BasraView"];
             /** @description the seat's legal moves when it is its turn, else [] */
             moves: (components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
+            /** @description game.score: each side's breakdown of the round or deal as it stands (public: what the captured piles and finishes already earn) */
+            score: (components["schemas"]["BankSideScore"] | components["schemas"]["BasraSideScore"])[];
             deal: components["schemas"]["Deal"];
             /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
             epoch: number;
@@ -2025,6 +2027,8 @@ export interface components {
             view: components["schemas"]["BankView"] | components["schemas"]["BasraView"];
             /** @description the seat's legal moves when it is its turn, else [] */
             moves: (components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
+            /** @description game.score: each side's breakdown of the round or deal as it stands (public: what the captured piles and finishes already earn) */
+            score: (components["schemas"]["BankSideScore"] | components["schemas"]["BasraSideScore"])[];
             /** @description the events of this move and the bots' replies, as this seat may see them */
             events: (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"] | components["schemas"]["TimeoutEvent"]))[];
             /**
