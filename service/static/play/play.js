@@ -526,7 +526,8 @@ function renderStatus(view, renderer, who) {
   if (view.status === "match_over") {
     parts.push(note(matchResult(view, who), "headline"));
   } else if (landing) {
-    parts.push(note("The other players are playing…", "headline"));
+    parts.push(note(session.seat === null ? "Moves landing…" : "The other players are playing…",
+      "headline"));
   } else if (mine) {
     parts.push(note(busy ? "Playing…" : "Your turn", "headline"));
     parts.push(note("Click a highlighted card of your hand, or a button under it.", "hint"));
