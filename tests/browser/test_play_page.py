@@ -423,6 +423,7 @@ def test_a_spectator_follows_from_the_watch_link_and_sees_a_timeout(served, brow
             timeout = watcher.page.locator("#events li[data-type=timeout]").first
             timeout.wait_for(timeout=30_000)
             assert timeout.inner_text() == said
+        page.wait_for_selector("body[data-landing=false]", state="attached")
         spectator.shot("view")
         assert page.locator(".playable, .choice").count() == 0
         spectator.followed_the_stream()

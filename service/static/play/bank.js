@@ -10,7 +10,7 @@ const FINISHES = {
   four_kings: "four kings", run: "a run",
 };
 const TAKEN_BECAUSE = {
-  pass: "everyone passed on their card",
+  pass: "the next player passed on its card",
   trump_king: "went out with a trump king",
   four_kings: "went out with four kings",
 };
@@ -92,7 +92,7 @@ const bank = {
   moveLabel(move) {
     if (move.type === "lay") return `lay ${cardText(move.card)}`;
     if (move.type === "quad" || move.type === "run") return `${move.type} ${cardsText(move.cards)}`;
-    return move.type;  // draw, pass
+    return words(move.type);  // Draw, Pass
   },
 
   playsCard(move) {
