@@ -65,7 +65,7 @@ def ran(server, tmp_path_factory) -> dict[str, list[str]]:
             script += [f"echo; echo {MARK} {number}", block.replace(SERVED_AT, server.url)]
         done = subprocess.run(
             ["bash", "-c", "\n".join(script)], cwd=directory, capture_output=True, text=True,
-            timeout=120,
+            timeout=600,
         )  # fmt: skip
         assert done.returncode == 0, f"{page.name}: {done.stderr}"
         assert done.stderr == "", page.name
@@ -85,7 +85,7 @@ def test_every_request_to_the_service_shown_is_in_a_block_that_runs(page):
             assert language == "sh", f"{page.name}: {text[:80]}"
 
 
-def test_every_block_prints_and_every_answer_is_json(ran):
+def test_every_block_prints_json(ran):
     for page, outputs in ran.items():
         for output in outputs:
             assert json_values(output), f"{page}: {output!r}"
@@ -106,11 +106,39 @@ def test_the_api_walk_throughs_refuse_only_the_moves_they_say_they_refuse(ran):
     assert "does not beat the target" in found[1]["errors"]["move.card"][0]
 
 
+def hosted_walk_through(ran: dict[str, list[str]]) -> str:
+    return next(output for output in ran["api.md"] if '"spectators"' in output)
+
+
 def test_the_hosted_walk_through_plays_and_its_events_step_returns_events(ran):
-    hosted = next(output for output in ran["api.md"] if '"token"' in output)
-    created, read, moved, events = json_values(hosted)
-    assert created["seats"][0]["token"]
+    created, read, moved, events = json_values(hosted_walk_through(ran))[:4]
+    assert created["seats"][0]["token"] and created["spectators"][0]["token"]
     assert read["id"] == created["id"]
+    assert read["deal"] == created["deal"] and "seed" not in read["deal"]
     assert moved["version"] > read["version"]
     assert events == moved["events"]
-    assert hosted.rstrip().endswith("204")
+
+
+def stream_lines(text: str) -> list[str]:
+    """An event stream's lines, its pings left out (how many come depends on the time)."""
+    return [line for line in text.splitlines() if line != ": ping"]
+
+
+def test_the_stream_shown_is_what_the_server_sent(ran):
+    """The walk-through's second move is answered 200, its end 204, and the stream the
+    spectator read is the one shown below it, message for message."""
+    output = hosted_walk_through(ran)
+    after_the_events = output.split("200\n204\n", 1)
+    assert len(after_the_events) == 2, output
+    (shown,) = [text for language, text in fenced(ROOT / "docs" / "api.md")
+                if language == "text" and text.startswith(": ping")]  # fmt: skip
+    assert stream_lines(after_the_events[1]) == stream_lines(shown)
+    assert stream_lines(shown)[-2:] == ["event: end", "data: {}"]
+
+
+def test_the_fair_deal_is_revealed_and_checks_out(ran):
+    fair = next(output for output in ran["api.md"] if "same_first_hand" in output)
+    deal, hashed, dealt = json_values(fair)[-3:]
+    assert set(deal) == {"commitment", "seed"}
+    assert hashed == {"seed_hashes_to_commitment": True}
+    assert dealt == {"same_first_hand": True}
