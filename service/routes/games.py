@@ -9,7 +9,7 @@ import flask
 from werkzeug.routing import BaseConverter
 
 from engine.game import Game, games
-from service import play
+from service import requests
 from service.errors import Problem
 from service.routes import Blueprint, answer
 from service.routes.hints import add_hint
@@ -46,8 +46,8 @@ def game_blueprint(game: Game) -> Blueprint:
     @blp.response(200, shapes.state_answer)
     def new(body: dict[str, Any]) -> flask.Response:
         """A fresh game; the same seed, rules and seats give the same state."""
-        seats = body.get("seats", play.default_seats(game))
-        state = play.new_state(game, body.get("rules"), seats, play.seed(body))
+        seats = body.get("seats", requests.default_seats(game))
+        state = requests.new_state(game, body.get("rules"), seats, requests.seed(body))
         return answer({"state": game.write(state)})
 
     @blp.route("/legal-moves", methods=["POST"])
@@ -55,7 +55,7 @@ def game_blueprint(game: Game) -> Blueprint:
     @blp.response(200, shapes.legal_moves_answer)
     def legal_moves(body: dict[str, Any]) -> flask.Response:
         """Every legal move of the seat to move, no duplicates; [] once the match is over."""
-        state = play.read_state(game, body["state"])
+        state = requests.read_state(game, body["state"])
         return answer({"moves": [game.write_move(state, move) for move in game.legal_moves(state)]})
 
     @blp.route("/apply", methods=["POST"])
@@ -63,8 +63,8 @@ def game_blueprint(game: Game) -> Blueprint:
     @blp.response(200, shapes.apply_answer)
     def apply(body: dict[str, Any]) -> flask.Response:
         """Play one move. An illegal move is a 422 that says why."""
-        state = play.read_state(game, body["state"])
-        state, events = game.apply(state, play.read_move(game, state, body["move"]))
+        state = requests.read_state(game, body["state"])
+        state, events = game.apply(state, requests.read_move(game, state, body["move"]))
         return answer({"state": game.write(state), "events": events})
 
     @blp.route("/score", methods=["POST"])
@@ -72,15 +72,15 @@ def game_blueprint(game: Game) -> Blueprint:
     @blp.response(200, shapes.score_answer)
     def score(body: dict[str, Any]) -> flask.Response:
         """Each side's breakdown of the round or deal as it stands."""
-        return answer({"sides": game.score(play.read_state(game, body["state"]))})
+        return answer({"sides": game.score(requests.read_state(game, body["state"]))})
 
     @blp.route("/view", methods=["POST"])
     @blp.arguments(shapes.view())
     @blp.response(200, shapes.view_answer)
     def view(body: dict[str, Any]) -> flask.Response:
         """What one seat may see: its own hand, only counts of the hidden cards."""
-        state = play.read_state(game, body["state"])
-        return answer({"view": game.view(state, play.check_seat(game, state, body["seat"]))})
+        state = requests.read_state(game, body["state"])
+        return answer({"view": game.view(state, requests.check_seat(game, state, body["seat"]))})
 
     add_hint(blp, game, shapes)
     return blp
