@@ -10,7 +10,7 @@ measures requests/s and p50/p99 latency of legal-moves, apply and the echo of th
 same bodies with a closed-loop client (one keep-alive connection per thread), at each
 connection count, in half-second slices taken in turn. Targets: each endpoint >= 0.75 x
 the echo's throughput and p99 <= 3 x the echo's p99 at the same load. It ends with the
-cost of checking a full state: the game's reader against a deep marshmallow schema.
+cost of checking a full state: the game's reader against a deep JSON Schema check.
 """
 
 import argparse
@@ -24,12 +24,13 @@ import time
 import timeit
 from pathlib import Path
 
+import jsonschema_rs
 import orjson
 
 from bench.harness import JSON, Load, Result, closed_loop, in_turn, post, report
 from bench.report import Target, print_targets
 from engine.game import get_game
-from service.schemas.basra import BasraStateSchema
+from service.schemas.derived import standalone
 from service.schemas.envelopes import envelopes_of
 from tests.gunicorn_server import gunicorn
 
@@ -88,13 +89,15 @@ def hammer(port: int, path: str, bodies: list[bytes], connections: int) -> Load:
 
 
 def state_check_cost(pairs: list[tuple[dict, dict]]) -> list[tuple[str, float]]:
-    """Microseconds per full state: raw envelope, the game's reader, a deep marshmallow load."""
+    """Microseconds per full state: raw envelope, the game's reader, a deep JSON Schema
+    validation against the game's declared state (jsonschema-rs)."""
     game, states = get_game("basra"), [state for state, _ in pairs[:50]]
-    envelope, deep = envelopes_of("basra").state(), BasraStateSchema()
+    envelope = envelopes_of("basra").state()
+    deep = jsonschema_rs.validator_for(standalone(game, game.shapes.state))
     checks = {
         "marshmallow envelope, state raw": lambda: [envelope.load({"state": s}) for s in states],
         "game.read (the deep check used)": lambda: [game.read(s) for s in states],
-        "marshmallow deep BasraStateSchema": lambda: [deep.load(s) for s in states],
+        "deep JSON Schema of BasraState": lambda: [deep.validate(s) for s in states],
     }
     return [
         (name, min(timeit.repeat(check, number=20, repeat=3)) / (20 * len(states)) * 1e6)

@@ -4,15 +4,12 @@ input is the same answer (or the same 422, naming the same field) on both paths.
 
 import secrets
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
-
-from marshmallow import Schema, ValidationError
 
 from engine.errors import GameError
 from engine.game import Game
-from service.errors import Unprocessable, invalid, json_paths
-from service.schemas import game_schemas
+from service.errors import Unprocessable, invalid
+from service.schemas.derived import move_errors
 
 SEED_BYTES = 16
 
@@ -58,22 +55,17 @@ def read_state(game: Game, data: object) -> Any:
         raise invalid(under("state", error.path), error.reason, error.choices) from error
 
 
-@cache
-def move_schema(game: str) -> Schema:
-    """The game's move schema, built once (building costs more than a load)."""
-    return game_schemas(game).move()
-
-
 def read_move(game: Game, state: Any, data: object) -> Any:
-    """The legal move `data` names, read whole by the game after its schema's checks. The
-    game's errors about the move are named under `move`; an error it meets in the state
-    (e.g. too many captures to list) is named under `state`."""
+    """The legal move `data` names, read whole by the game once it has the shape the game
+    declares for a move. The game's errors about the move are named under `move`; an error
+    it meets in the state (e.g. too many captures to list) is named under `state`."""
+    errors = move_errors(game.name, data)
+    if errors:
+        raise Unprocessable(
+            {under("move", path) if path else "move": why for path, why in errors.items()}
+        )
     try:
-        move = move_schema(game.name).load(data)  # type: ignore[arg-type]
-    except ValidationError as error:
-        raise Unprocessable(json_paths(error.messages, "move")) from error
-    try:
-        return game.read_move(state, move)
+        return game.read_move(state, data)
     except GameError as error:
         prefix = "move" if error.path.startswith("move") else "state"
         raise invalid(under(prefix, error.path), error.reason, error.choices) from error

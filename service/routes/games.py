@@ -13,7 +13,7 @@ from service import requests
 from service.errors import Problem
 from service.routes import Blueprint, answer
 from service.routes.hints import add_hint
-from service.schemas.common import title_of
+from service.schemas.derived import title_of
 from service.schemas.envelopes import DEFAULT_GAME, CatalogueResponse, envelopes_of
 
 PREFIX = "/v1/games"
