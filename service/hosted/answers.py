@@ -66,6 +66,7 @@ def seat_answer(record: Record, seat: int | None, now: float) -> dict[str, Any]:
         "seat": seat,
         "view": record.game.view(record.state, seat),
         "moves": moves_of(record, seat),
+        "score": record.game.score(record.state),
         "deal": deal(record.game, record.state),
         **timing(record, now),
     }
@@ -79,6 +80,7 @@ def move_answer(record: Record, seat: int, batches: list[Events], now: float) ->
         "epoch": record.epoch,
         "view": record.game.view(record.state, seat),
         "moves": moves_of(record, seat),
+        "score": record.game.score(record.state),
         "events": [event for batch in batches for event in seen_in(record.game, seat, batch)],
         **timing(record, now),
     }

@@ -27,11 +27,11 @@ log = logging.getLogger("service.sessions")
 
 TIMEOUT = "timeout"  # the server played for a seat whose time ran out, or that is absent
 # The server's own play (bots, absent seats) in one step — one request or one timer firing:
-# at most this many moves and, past the first, this long; the rest is committed and resumed
-# in the background, so no session ever holds a worker for long. Between two decisions the
-# step yields (a greenlet under gevent), so /livez and other requests keep being answered.
+# at most this many moves; the rest is committed and resumed in the background, so no
+# session ever holds a worker for long. A count, not a time, so that the same moves give the
+# same steps under any load. Between two decisions the step yields (a greenlet under
+# gevent), so /livez and other requests keep being answered.
 SERVER_MOVES_PER_STEP = 16
-SERVER_SECONDS_PER_STEP = 0.5
 YIELD_SECONDS = 1e-6  # a real sleep, not 0: gevent then polls its sockets as well
 Clock = Callable[[], float]  # seconds since the epoch (deadlines are wall-clock times)
 
@@ -107,16 +107,13 @@ def played_on(
     seat's deadline if timed, or, with server play left over, a resume at once."""
     game = start.game
     version = start.version + len(moved)
-    played, started = 0, time.monotonic()
+    played = 0
     while (mover := game.to_move(state)) is not None:
         seat = start.seats[mover]
         if seat.kind == HUMAN and mover not in live.absent:
             live = live.turn_of(mover, clock())
             break
-        if played and (
-            played >= SERVER_MOVES_PER_STEP
-            or time.monotonic() - started >= SERVER_SECONDS_PER_STEP
-        ):
+        if played >= SERVER_MOVES_PER_STEP:
             live = live.resumed(clock())
             break
         if played:
