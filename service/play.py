@@ -64,19 +64,29 @@ def move_schema(game: str) -> Schema:
     return game_schemas(game).move()
 
 
-def read_move(game: Game, state: Any, data: object) -> Any:
-    """The legal move `data` names, read whole by the game after its schema's checks. The
-    game's errors about the move are named under `move`; an error it meets in the state
-    (e.g. too many captures to list) is named under `state`."""
+def load_move(game: Game, data: object) -> Any:
+    """The move as the game's move schema loads it (cards in their canonical form); a 422
+    naming the field under `move` when it is not one."""
     try:
-        move = move_schema(game.name).load(data)  # type: ignore[arg-type]
+        return move_schema(game.name).load(data)  # type: ignore[arg-type]
     except ValidationError as error:
         raise Unprocessable(json_paths(error.messages, "move")) from error
+
+
+def legal_move(game: Game, state: Any, move: Any) -> Any:
+    """The legal move a loaded move names, read whole by the game. The game's errors about
+    the move are named under `move`; an error it meets in the state (e.g. too many captures
+    to list) is named under `state`."""
     try:
         return game.read_move(state, move)
     except GameError as error:
         prefix = "move" if error.path.startswith("move") else "state"
         raise invalid(under(prefix, error.path), error.reason, error.choices) from error
+
+
+def read_move(game: Game, state: Any, data: object) -> Any:
+    """The legal move `data` names: its schema's checks, then the game's."""
+    return legal_move(game, state, load_move(game, data))
 
 
 def check_seat(game: Game, state: Any, seat: int) -> int:

@@ -136,10 +136,7 @@ def rules_schema(game: Game) -> type[Schema]:
                     "enum": sorted(catalogue["presets"]),
                 }
             ),
-            **{
-                name: shaped(shape)
-                for name, shape in game_schemas(game.name).options.items()
-            },
+            **{name: shaped(shape) for name, shape in game_schemas(game.name).options.items()},
         },
     )
 

@@ -76,17 +76,22 @@ end
 """
 
 # KEYS: session, events, answers. ARGV: ttl ms. Returns the session hash, flat.
-LOAD = EPOCH + """
+LOAD = (
+    EPOCH
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 same_incarnation(KEYS[1])
 for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
 return redis.call('HGETALL', KEYS[1])
 """
+)
 
 # KEYS: session, events, answers. ARGV: expected version, state, ttl ms, channel,
 # answer key ('' for none), answer, expected live ('' for any), live ('' to keep),
 # expected epoch, batch... Returns {outcome, version, epoch[, answer]}.
-COMMIT = EPOCH + """
+COMMIT = (
+    EPOCH
+    + """
 local version = redis.call('HGET', KEYS[1], 'version')
 if not version then return {'gone', 0, 0} end
 local epoch = same_incarnation(KEYS[1])
@@ -110,14 +115,18 @@ for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[3]) end
 redis.call('PUBLISH', ARGV[4], version)
 return {'applied', version, epoch}
 """
+)
 
 # KEYS: session, events. ARGV: ttl ms, game, version, state, seats, live, batch...
-CREATE = EPOCH + """
+CREATE = (
+    EPOCH
+    + """
 redis.call('HSET', KEYS[1], 'game', ARGV[2], 'version', ARGV[3], 'state', ARGV[4],
            'seats', ARGV[5], 'live', ARGV[6], 'epoch', 0, 'incarnation', incarnation())
 for i = 7, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
 """
+)
 
 # KEYS: session, events, answers. ARGV: channel. Returns how many keys it deleted. A script
 # rather than a MULTI: Redis Cluster clients refuse PUBLISH inside a pipeline.
