@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 CLIENT := clients/typescript
 
-.PHONY: venv redis-server chromium node client client-test test run bench lint openapi
+.PHONY: venv redis-server chromium node wrk client client-test test run bench lint openapi
 
 venv: $(VENV)/.installed
 
@@ -19,14 +19,15 @@ $(VENV)/.installed: $(VENV)/.serve
 	$(PY) -m pip install -e '.[test]'
 	touch $@
 
-# $(call apt-install,COMMAND,PACKAGES): install PACKAGES from Debian when COMMAND is missing
-# (as root, or through sudo).
+# $(call apt-install,COMMAND,PACKAGES[,OPTIONS]): install PACKAGES from Debian when COMMAND is
+# missing (as root, or through sudo), with apt-get's OPTIONS if any.
 define apt-install
 	@command -v $(1) >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then sudo=; \
 	  elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
-	  else echo "$(1) is missing; install it as root: apt-get install -y $(2)" >&2; exit 1; fi; \
-	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y $(2); }
+	  else echo "$(1) is missing; install it as root: apt-get install -y $(3) $(2)" >&2; exit 1; fi; \
+	  $$sudo apt-get update && \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y $(3) $(2); }
 endef
 
 # redis-cli too: the Redis Cluster tests join their nodes with `redis-cli --cluster create`.
@@ -55,12 +56,16 @@ test: venv redis-server chromium $(CLIENT)/node_modules/.installed
 run: $(VENV)/.serve
 	$(VENV)/bin/gunicorn -c gunicorn.conf.py service.wsgi:app
 
-# The benchmarks' peer, OpenSpiel, comes with the optional `bench` extra.
+# The benchmarks' peers, OpenSpiel and RLCard, come with the optional `bench` extra.
 $(VENV)/.bench-installed: $(VENV)/.installed
 	$(PY) -m pip install -e '.[test,bench]'
 	touch $@
 
-bench: venv redis-server $(VENV)/.bench-installed
+# wrk, the C load generator of the HTTP benchmarks.
+wrk:
+	$(call apt-install,wrk,wrk,--no-install-recommends)
+
+bench: venv redis-server wrk $(VENV)/.bench-installed
 	$(PY) -m bench
 
 lint: venv

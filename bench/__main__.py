@@ -23,7 +23,7 @@ def main() -> None:
     print("\n== state JSON")
     targets += state.measure(50)
     print("\n== stateless HTTP")
-    targets += http.measure(5 * scale, 1.0, [16, 64], 300, [])
+    targets += http.measure(max(1, round(3 * scale)), 1, [16, 64], 300, [])
     print("\n== hosted sessions")
     targets += sessions.measure(10 * scale, 10, 1.0, 16, 4)
     print_targets(targets, "all targets")
