@@ -48,6 +48,16 @@ class Live:
     time_bank: int | None = None  # seconds each seat may spend beyond turn_seconds in all
     banks: tuple[float, ...] = ()  # per seat: what is left of its time bank
     turn_began: float | None = None  # when the seat to move was given its turn
+    # Server play (bots, absent seats) left over by a bounded step: due at once, continued
+    # by the next timer scan or reader through the same compare-and-set.
+    resume_at: float | None = None
+
+    @property
+    def due_at(self) -> float | None:
+        """When the session next needs the server: its turn deadline or its resumed play."""
+        if self.resume_at is None:
+            return self.deadline
+        return self.resume_at if self.deadline is None else min(self.deadline, self.resume_at)
 
     def bank_of(self, seat: int) -> float:
         """What is left of `seat`'s time bank (0 without one)."""

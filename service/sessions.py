@@ -64,6 +64,13 @@ MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more 
 # A claim on a due timer lasts this long: a process that dies holding one delays it no more.
 TIMER_LEASE_SECONDS = 5.0
 STREAM_PING_SECONDS = 10.0
+# The server's own play (bots, absent seats) in one step — one request or one timer firing:
+# at most this many moves and, past the first, this long; the rest is committed and resumed
+# in the background, so no session ever holds a worker for long. Between two decisions the
+# step yields (a greenlet under gevent), so /livez and other requests keep being answered.
+SERVER_MOVES_PER_STEP = 16
+SERVER_SECONDS_PER_STEP = 0.5
+YIELD_SECONDS = 1e-6  # a real sleep, not 0: gevent then polls its sockets as well
 
 
 FAIR_DEAL = (
@@ -423,32 +430,44 @@ class Sessions:
         state: Any,
         version: int,
     ) -> tuple[Any, list[Events], Live]:
-        """After a commit's first move: the bots' and absent seats' moves up to a present
-        human's turn or the end, each one version; then that seat's deadline, if timed."""
-        batches = []
+        """After a commit's first move: the bots' and absent seats' moves, each one version,
+        up to a present human's turn, the end, or the step's bound; then that seat's
+        deadline if timed, or, with server play left over, a resume at once."""
+        batches: list[Events] = []
+        started = time.monotonic()
         while (mover := game.to_move(state)) is not None:
+            if seats[mover]["type"] == "human" and mover not in live.absent:
+                break
+            if batches and (
+                len(batches) >= SERVER_MOVES_PER_STEP
+                or time.monotonic() - started >= SERVER_SECONDS_PER_STEP
+            ):
+                resume = round(self.clock(), 3)
+                return state, batches, replace(live, deadline=None, turn_began=None,
+                                               resume_at=resume)  # fmt: skip
+            if batches:
+                time.sleep(YIELD_SECONDS)
             if seats[mover]["type"] == "bot":
                 move = choose_move(game, state, seats[mover]["level"], f"{session_id}/{version}")
                 state, events = game.apply(state, move)
-            elif mover in live.absent:
+            else:
                 move = choose_move(game, state, live.timeout_level, f"{session_id}/{version}")
                 state, events = game.apply(state, move)
                 events = [{"type": "timeout", "seat": mover, "absent": True}, *events]
-            else:
-                break
             version += 1
             batches.append(tag(events, version))
         deadline = began = None
         if live.turn_seconds is not None and mover is not None:
             began = round(self.clock(), 3)
             deadline = round(began + live.turn_seconds + live.bank_of(mover), 3)
-        return state, batches, replace(live, deadline=deadline, turn_began=began)
+        return state, batches, replace(live, deadline=deadline, turn_began=began, resume_at=None)
 
     def _plan(self, session_id: str, live: Live) -> None:
-        """Plan a look at the session's deadline before committing it: a plan whose commit
-        then fails costs one needless look, a commit without its plan could go unfired."""
-        if live.deadline is not None:
-            self.schedule.plan(session_id, live.deadline)
+        """Plan a look at the session's deadline (or resumed play) before committing it: a
+        plan whose commit then fails costs one needless look, a commit without its plan could
+        go unfired."""
+        if live.due_at is not None:
+            self.schedule.plan(session_id, live.due_at)
 
     # -- turn timers -------------------------------------------------------------------
 
@@ -462,22 +481,30 @@ class Sessions:
             known = Known.read(session, orjson.loads(session.seats))
             fired = self._fire_on(known)
             if fired is not None:
-                return fired.live.deadline
-        return Live.loads(session.live).deadline
+                return fired.live.due_at
+        return Live.loads(session.live).due_at
 
     def _fire_on(self, known: Known) -> Known | None:
-        """`known` itself when no timer is due on it, the session after the timeout when
-        this call committed it, None when another commit came first."""
+        """`known` itself when nothing is due on it, the session after the timeout (or the
+        next step of resumed server play) when this call committed it, None when another
+        commit came first."""
         live, game, version = known.live, known.game, known.version
         seat = game.to_move(known.state)
         if not due(live, self.clock()) or seat is None:
             return known
-        move = choose_move(game, known.state, live.timeout_level, f"{known.id}/{version}")
-        state, events = game.apply(known.state, move)
-        batches = [tag([{"type": "timeout", "seat": seat}, *events], version + 1)]
-        live = live.timed_out(seat, len(known.seats))
-        state, more, live = self._advance(game, known.id, known.seats, live, state, version + 1)
-        batches += more
+        if live.resume_at is not None:
+            state, batches, live = self._advance(
+                game, known.id, known.seats, live, known.state, version
+            )
+        else:
+            move = choose_move(game, known.state, live.timeout_level, f"{known.id}/{version}")
+            state, events = game.apply(known.state, move)
+            batches = [tag([{"type": "timeout", "seat": seat}, *events], version + 1)]
+            live = live.timed_out(seat, len(known.seats))
+            state, more, live = self._advance(
+                game, known.id, known.seats, live, state, version + 1
+            )
+            batches += more
         after = replace(
             known, version=version + len(batches), state=state, live_text=live.dumps(), live=live
         )
@@ -487,6 +514,7 @@ class Sessions:
             batches=tuple(orjson.dumps(batch).decode() for batch in batches),
             expected_live=known.live_text,
             live=after.live_text,
+            expected_epoch=known.epoch,
         )
         self._plan(known.id, live)
         commit = self.store.commit(known.id, change)
@@ -494,7 +522,7 @@ class Sessions:
             self.recent.drop(known.id)
             return None
         log.info(
-            "turn timer fired",
+            "server play resumed" if known.live.resume_at is not None else "turn timer fired",
             extra={"session_id": known.id, "seat": seat, "version": after.version},
         )
         self.recent.put(after)
@@ -562,6 +590,7 @@ class Sessions:
             batches=(),
             expected_live=known.live_text,
             live=live.dumps(),
+            expected_epoch=known.epoch,
         )
         commit = self.store.commit(known.id, change)
         self.recent.drop(known.id)
@@ -580,9 +609,10 @@ class Sessions:
         game, seat = seated.known.game, seated.seat
         until = time.monotonic() + self.long_poll_seconds
         with self.hub.watching(session_id) as watch, self._counted(LONG_POLLS):
-            deadline = seated.known.live.deadline
-            # A session's timer settings never change: an untimed one has nothing to fire.
-            timed = seated.known.live.turn_seconds is not None
+            deadline = seated.known.live.due_at
+            # A session's timer settings never change: an untimed one has nothing to fire
+            # but resumed server play, which the timer scanners carry on.
+            timed = seated.known.live.turn_seconds is not None or deadline is not None
             while True:
                 batches = self.store.events(session_id, after, 0)
                 if batches is None:
@@ -610,8 +640,8 @@ class Sessions:
     ) -> Iterator[str]:
         yield ": ping\n\n"
         with self.hub.watching(session_id) as watch, self._counted(STREAMS):
-            deadline = known.live.deadline
-            timed = known.live.turn_seconds is not None
+            deadline = known.live.due_at
+            timed = known.live.turn_seconds is not None or deadline is not None
             quiet = False  # the last wait passed without a wake-up
             while True:
                 if quiet:
@@ -662,7 +692,7 @@ class Sessions:
             return None
         known = Known.read(session, orjson.loads(session.seats))
         fired = self._fire_on(known)
-        return None if fired is None else fired.live.deadline
+        return None if fired is None else fired.live.due_at
 
     # -- delete ----------------------------------------------------------------------
 
@@ -682,10 +712,10 @@ class Sessions:
         a due turn timer fired first, and an absent seat present again."""
         for _ in range(5):
             session, seats, seat = self._authorized(session_id, authorization)
-            known = Known.read(session, seats)
-            fired = self._fire_on(known)
-            if fired is not known:
-                continue  # the session moved on: read it again
+            fired = self._fire_on(Known.read(session, seats))
+            if fired is None:
+                continue  # another commit came first: read it again
+            known = fired  # at most one timeout or step of server play per read
             if seat is not None and seat in known.live.absent:
                 self._change_live(known, known.live.present(seat))
                 continue
@@ -743,8 +773,8 @@ def spectators_cannot(what: str) -> Problem:
 
 
 def due(live: Live, now: float) -> bool:
-    """Whether the turn timer has run out."""
-    return live.deadline is not None and now >= live.deadline
+    """Whether the turn timer has run out or server play waits to be resumed."""
+    return live.due_at is not None and now >= live.due_at
 
 
 def timing(live: Live, now: float) -> dict[str, Any]:

@@ -8,6 +8,9 @@ from engine.errors import GameError
 
 DEFAULT_PRESET = "classic"
 SEAT_COUNTS = (2, 3, 4)
+# A served match must end: the deal cap ends every match by rule, and the target stays
+# within what a long match of ordinary deals reaches.
+MAX_TARGET_SCORE = 1000
 
 
 def shown(value: object) -> str:
@@ -71,8 +74,8 @@ def _boolean(value: object) -> bool:
     return type(value) is bool
 
 
-def _count(minimum: int):
-    return lambda value: type(value) is int and value >= minimum
+def _count(minimum: int, maximum: float = float("inf")):
+    return lambda value: type(value) is int and minimum <= value <= maximum
 
 
 def _one_of(*allowed: object):
@@ -81,7 +84,9 @@ def _one_of(*allowed: object):
 
 # Each option: (check, what the check demands) -- the demand is the error message.
 OPTIONS: dict[str, tuple[Any, str]] = {
-    "target_score": (_count(1), "an integer >= 1"),
+    "target_score": (
+        _count(1, MAX_TARGET_SCORE), f"an integer from 1 to {MAX_TARGET_SCORE}"
+    ),
     "dealer_rule": (
         _one_of("loser", "finisher", "starter", "max_points", "min_points"),
         '"loser", "finisher", "starter", "max_points" or "min_points"',

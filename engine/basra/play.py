@@ -18,7 +18,7 @@ from engine.basra.moves import (
 )
 from engine.basra.rules import INITIAL_TABLE, Rules
 from engine.basra.scoring import card_points, final_breakdown, running_breakdown
-from engine.basra.state import MATCH_OVER, PLAYING, SIDES, State, side_of
+from engine.basra.state import MATCH_OVER, MAX_ROUNDS, PLAYING, SIDES, State, side_of
 from engine.cards import CardError, parse_card, shuffled, sort_cards
 from engine.errors import GameError
 
@@ -232,11 +232,18 @@ def sweep_leftovers(state: State) -> tuple[int, tuple[tuple[str, ...], ...]]:
     return taker, replaced(state.captured, side, state.captured[side] + state.table)
 
 
-def match_winner(scores: tuple[int, ...], rules: Rules) -> int | None:
+def match_winner(
+    scores: tuple[int, ...], rules: Rules, round_number: int, sweeper: int
+) -> int | None:
+    """The side that wins once a round is banked (§9), None while the match goes on. At the
+    round cap the match ends whatever the scores: the highest total wins, and a tie goes to
+    the side that took the last round's leftovers (`sweeper`), so a winner always exists."""
     best = max(scores)
     if best >= rules.target_score and scores.count(best) == 1:
         return scores.index(best)
-    return None
+    if round_number < MAX_ROUNDS:
+        return None
+    return sweeper if scores[sweeper] == best else scores.index(best)
 
 
 def end_round(state: State, events: Events) -> tuple[State, Events]:
@@ -249,7 +256,7 @@ def end_round(state: State, events: Events) -> tuple[State, Events]:
         "sides": sides, "scores": list(scores), "carry": carry,
     })  # fmt: skip
     state = state._replace(table=(), captured=piles, scores=scores, carry=carry)
-    winner = match_winner(scores, state.rules)
+    winner = match_winner(scores, state.rules, state.round, side_of(taker))
     if winner is not None:
         events.append({"type": "match_end", "winner": winner, "scores": list(scores)})
         return state._replace(turn=None, status=MATCH_OVER, winner=winner), events

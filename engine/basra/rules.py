@@ -10,6 +10,10 @@ INITIAL_TABLE = 4
 DEALT = DECK_SIZE - INITIAL_TABLE
 DEFAULT_PRESET = "levantine"
 SEAT_COUNTS = (2, 4)  # two players, or two partnerships of two (§10)
+# A served match must end: no target beyond what a few dozen ordinary rounds reach, and
+# never rules under which no side can score at all (the round cap ends the rest).
+MAX_TARGET_SCORE = 1000
+SCORING_OPTIONS = ("basra_points", "jack_basra_points", "majority_points", "card_points")
 
 
 class RulesError(GameError):
@@ -98,6 +102,12 @@ class Rules:
         rules = replace(PRESETS[name], **overrides)
         for seats in rules.seats_allowed:
             rules.check_seats(seats)
+        if not any(getattr(rules, option) for option in SCORING_OPTIONS):
+            raise RulesError(
+                "rules",
+                f"no side could ever score: {one_of(SCORING_OPTIONS)} must give points",
+                choices=SCORING_OPTIONS,
+            )
         return rules
 
     def to_json(self) -> dict[str, Any]:
@@ -127,8 +137,8 @@ class Rules:
             )
 
 
-def _count(minimum: int):
-    return lambda value: type(value) is int and value >= minimum
+def _count(minimum: int, maximum: float = float("inf")):
+    return lambda value: type(value) is int and minimum <= value <= maximum
 
 
 def _one_of(*allowed: object) -> tuple[Any, str, tuple[object, ...]]:
@@ -166,7 +176,9 @@ OPTIONS: dict[str, tuple[Any, str, tuple[object, ...] | None]] = {
     "majority_points": _demand(_count(0), "an integer >= 0"),
     "card_points": _one_of(True, False),
     "tie_policy": _one_of("void_round_carry", "carry", "none"),
-    "target_score": _demand(_count(1), "an integer >= 1"),
+    "target_score": _demand(
+        _count(1, MAX_TARGET_SCORE), f"an integer from 1 to {MAX_TARGET_SCORE}"
+    ),
 }
 assert set(OPTIONS) == {field.name for field in fields(Rules)} - {"preset"}
 

@@ -10,6 +10,8 @@ from engine.errors import GameError, shown
 
 SIDES = 2  # two seats, or two partnerships of four seats (spec §10)
 PLAYING, MATCH_OVER = "playing", "match_over"
+# Every match ends by rule: after this many rounds the highest total wins (§9, round cap).
+MAX_ROUNDS = 200
 
 
 class StateError(GameError):
@@ -116,7 +118,7 @@ def read_state(data: object) -> State:
         last_capturer=seat_index(data["last_capturer"], seats, "last_capturer", nullable=True),
         scores=tuple(counts(data["scores"], "scores")),
         carry=count(data["carry"], "carry"),
-        round=count(data["round"], "round", minimum=1),
+        round=count(data["round"], "round", minimum=1, maximum=MAX_ROUNDS),
         status=status,
         winner=seat_index(data["winner"], SIDES, "winner", nullable=True),
         seed=seed,
@@ -128,9 +130,11 @@ def read_state(data: object) -> State:
     return state
 
 
-def count(value: object, path: str, minimum: int = 0) -> int:
+def count(value: object, path: str, minimum: int = 0, maximum: int | None = None) -> int:
     if type(value) is not int or value < minimum:
         raise StateError(path, f"must be an integer >= {minimum}, not {shown(value)}")
+    if maximum is not None and value > maximum:
+        raise StateError(path, f"must be an integer <= {maximum}, not {shown(value)}")
     return value
 
 
@@ -277,5 +281,8 @@ def check_outcome(state: State) -> None:
     if over:
         best = max(state.scores)
         leaders = [side for side, score in enumerate(state.scores) if score == best]
-        if best < state.rules.target_score or leaders != [state.winner]:
+        if state.round == MAX_ROUNDS:
+            if state.winner not in leaders:
+                raise StateError("winner", "must be a side with the highest total at the cap")
+        elif best < state.rules.target_score or leaders != [state.winner]:
             raise StateError("winner", "must be the one side strictly highest at the target")

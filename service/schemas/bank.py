@@ -7,6 +7,7 @@ from typing import Any
 
 from marshmallow import INCLUDE, Schema, fields, validate
 
+from engine.bank.rules import MAX_TARGET_SCORE
 from service.schemas.common import (
     CardField,
     EventSchema,
@@ -55,7 +56,7 @@ def choice(*values: object) -> dict[str, object]:
 
 
 OPTIONS = {
-    "target_score": {"type": "integer", "minimum": 1},
+    "target_score": {"type": "integer", "minimum": 1, "maximum": MAX_TARGET_SCORE},
     "dealer_rule": choice("loser", "finisher", "starter", "max_points", "min_points"),
     "trump_mode": choice("per_player", "none", "single", "double", "senior_junior"),
     "after_seven": choice("skip", "draw_then_play", "skip_and_draw", "none"),

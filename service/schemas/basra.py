@@ -2,6 +2,7 @@
 
 from marshmallow import INCLUDE, Schema, fields, validate
 
+from engine.basra.rules import MAX_TARGET_SCORE
 from service.schemas.common import (
     CardField,
     EventSchema,
@@ -44,7 +45,7 @@ OPTIONS = {
     "majority_points": at_least(0),
     "card_points": BOOLEAN,
     "tie_policy": choice("void_round_carry", "carry", "none"),
-    "target_score": at_least(1),
+    "target_score": {**at_least(1), "maximum": MAX_TARGET_SCORE},
 }  # fmt: skip
 
 BasraResolvedRulesSchema = resolved_rules("Basra", ["egyptian", "levantine"], OPTIONS)

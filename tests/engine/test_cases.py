@@ -539,7 +539,7 @@ def test_s4_tie_at_the_top_plays_another_round() -> None:
     assert "match_end" not in events
     assert (after.status, after.winner, after.round, after.dealer, after.turn) == (
         "playing", None, 3, 0, 1)  # fmt: skip
-    assert match_winner((125, 125), LEVANTINE) is None
+    assert match_winner((125, 125), LEVANTINE, 1, 0) is None
 
 
 def tie_round_with_a_basra_for_side_0() -> tuple[tuple[str, ...], tuple[str, ...]]:

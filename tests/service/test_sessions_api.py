@@ -45,17 +45,33 @@ def start(base: str, seats=HUMANS, **extra) -> tuple[dict, dict[int, Seat]]:
     return response.json(), seats_of(base, response.json())
 
 
+def settled(seats: dict[int, Seat], version: int) -> tuple[int, dict[int, dict]]:
+    """Every holder's answer once the server's own play has come to rest. A move's answer
+    may end where a bounded step of bot play stopped; a read resumes the rest, so read
+    again until every holder sees one version at which a seat may move or the match is
+    over."""
+    for _ in range(500):
+        views = {seat: holder.get().json() for seat, holder in seats.items()}
+        versions = {view["version"] for view in views.values()}
+        resting = any(view["moves"] for view in views.values()) or all(
+            view["view"]["status"] == "match_over" for view in views.values()
+        )
+        if len(versions) == 1 and resting:
+            (now,) = versions
+            assert now >= version
+            return now, views
+    raise AssertionError("the server's play never came to rest")
+
+
 def play_until_over(
     seats: dict[int, Seat], version: int, choose: Callable[[list, int], dict] = chosen
 ) -> tuple[int, int]:
     """Each seat plays a legal move (`choose` picks it from the listed ones) on its turn
     until the match ends; returns the final version and how many moves the humans made."""
     for made in range(5000):
-        views = {seat: holder.get().json() for seat, holder in seats.items()}
-        assert {view["version"] for view in views.values()} == {version}
+        version, views = settled(seats, version)
         movers = [seat for seat, view in views.items() if view["moves"]]
         if not movers:
-            assert all(view["view"]["status"] == "match_over" for view in views.values())
             return version, made
         (mover,) = movers
         response = seats[mover].move(choose(views[mover]["moves"], made), version)

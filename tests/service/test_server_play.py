@@ -1,0 +1,194 @@
+"""The server's own play is bounded (issue: one schema-valid request took every worker
+down): rules under which a match cannot end are refused, and bots, timeouts and absent seats
+are played a bounded step at a time, the rest resumed in the background through the same
+compare-and-set, until the match ends by rule. On both stores, in process under a clock the
+test moves, and on real gunicorn while /livez and a player are probed every 100 ms."""
+
+import itertools
+import threading
+import time
+
+import pytest
+import requests
+
+from service.errors import Unprocessable
+from service.sessions import SERVER_MOVES_PER_STEP, Sessions
+from tests.gunicorn_server import gunicorn
+from tests.service.test_turn_timers import Clock, bearer, opened
+
+# The issue's request: schema-valid, and no side could ever score.
+UNWINNABLE = {
+    "game": "basra",
+    "rules": {"preset": "levantine", "seats_allowed": [2], "forced_capture": False,
+              "basra_points": 0, "jack_basra_points": 0, "majority_points": 0,
+              "card_points": False, "tie_policy": "none", "target_score": 1},
+    "seats": [{"type": "human"}, {"type": "bot", "level": "greedy"}],
+    "turn_seconds": 1, "absent_after": 1,
+}  # fmt: skip
+# The longest match the rules still allow: one point a round, the highest target, so only
+# the round cap ends it (thousands of server moves once the human is absent).
+LONGEST = {**UNWINNABLE, "rules": {**UNWINNABLE["rules"], "majority_points": 1,
+                                   "target_score": 1000}, "spectators": 1}  # fmt: skip
+# A match that ends within its first round once the human is absent.
+SHORT = {**UNWINNABLE, "rules": {"preset": "levantine", "target_score": 1}, "spectators": 1}
+
+
+@pytest.fixture(params=["memory", "redis"])
+def sessions(request):
+    url = request.getfixturevalue("redis_url") if request.param == "redis" else None
+    opened_sessions = opened(request.param, url, Clock())
+    yield opened_sessions
+    opened_sessions.close()
+
+
+def refused(sessions: Sessions, body: dict) -> dict[str, list[str]]:
+    with pytest.raises(Unprocessable) as problem:
+        sessions.create(body, None)
+    return problem.value.errors
+
+
+def test_the_unwinnable_request_is_refused_naming_the_options(sessions):
+    errors = refused(sessions, UNWINNABLE)
+    assert list(errors) == ["rules"]
+    for option in ("basra_points", "jack_basra_points", "majority_points", "card_points"):
+        assert option in errors["rules"][0]
+
+
+@pytest.mark.parametrize("game", ["basra", "bank"])
+def test_a_target_beyond_the_maximum_is_refused(sessions, game):
+    body = {"game": game, "rules": {"target_score": 100_000}, "seats": UNWINNABLE["seats"]}
+    assert list(refused(sessions, body)) == ["rules.target_score"]
+
+
+def test_server_play_goes_a_bounded_step_at_a_time_to_the_end_of_the_match(sessions):
+    """Once the human is absent every move is the server's: each timer firing commits at
+    most SERVER_MOVES_PER_STEP + 1 versions (the timeout and the step), and the match still
+    reaches match_over by itself, every version's events in order."""
+    created = sessions.create({**SHORT, "seed": "bounded"}, None)
+    session_id, spectator = created["id"], bearer(created["spectators"][0]["token"])
+    sessions.clock.now += 1  # the human's turn runs out: a timeout, and absent from now on
+    versions = [created["version"]]
+    for _ in range(200):
+        sessions.fire_due()
+        seen = sessions.store.load(session_id)
+        versions.append(seen.version)
+        if seen.version == versions[-2]:
+            break
+    steps = [after - before for before, after in itertools.pairwise(versions)]
+    assert max(steps) <= SERVER_MOVES_PER_STEP + 1
+    assert len([step for step in steps if step]) > 2  # more than one step was needed
+    final = sessions.read(session_id, spectator)
+    assert final["view"]["status"] == "match_over"
+    events = sessions.events(session_id, spectator, 0)
+    assert [event["version"] for event in events] == sorted(e["version"] for e in events)
+    assert {event["version"] for event in events} == set(range(1, final["version"] + 1))
+    assert events[-1]["type"] == "match_end"
+    assert sum(event["type"] == "timeout" for event in events) >= 2
+
+
+def test_a_reader_resumes_server_play_left_over_by_a_step(sessions):
+    created = sessions.create({**SHORT, "seed": "resumed by a reader"}, None)
+    session_id, spectator = created["id"], bearer(created["spectators"][0]["token"])
+    sessions.clock.now += 1
+    sessions.fire_due()
+    first = sessions.store.load(session_id).version
+    # Nobody scans: the next read finds the rest of the play due and commits one more step.
+    seen = sessions.read(session_id, spectator)
+    assert first < seen["version"] <= first + SERVER_MOVES_PER_STEP
+    assert seen["deadline"] is None and seen["moves"] == []
+
+
+@pytest.fixture(params=["memory", "redis"])
+def served(request, tmp_path):
+    settings = {"REDIS_URL": request.getfixturevalue("redis_url")} if request.param == "redis" \
+        else {"WEB_CONCURRENCY": "1"}  # fmt: skip
+    with gunicorn(tmp_path / "gunicorn.log", GUNICORN_WORKER_CLASS="gevent",
+                  TIMER_SCAN_SECONDS="0.2", LOG_LEVEL="warning", **settings) as server:  # fmt: skip
+        yield server
+
+
+class Probe:
+    """GET /livez every 100 ms in a thread; the slowest answer (an error counts as infinite)."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.times, self.failures = url, [], 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            began = time.monotonic()
+            try:
+                ok = requests.get(f"{self.url}/livez", timeout=5).status_code == 200
+            except requests.RequestException:
+                ok = False
+            self.times.append(time.monotonic() - began)
+            self.failures += not ok
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return max(self.times)
+
+
+def post(url: str, body: dict) -> requests.Response:
+    return requests.post(f"{url}/v1/sessions", json=body, timeout=30)
+
+
+def test_on_gunicorn_the_longest_match_never_holds_the_worker(served):
+    """The issue's request is refused; the longest allowed match, left to the server, keeps
+    committing in the background while /livez answers within 2 s throughout and no worker
+    times out."""
+    refusal = post(served.url, UNWINNABLE)
+    assert refusal.status_code == 422 and list(refusal.json()["errors"]) == ["rules"]
+    probe = Probe(served.url)
+    created = post(served.url, LONGEST).json()
+    spectator = {"Authorization": f"Bearer {created['spectators'][0]['token']}"}
+    session = f"{served.url}/v1/sessions/{created['id']}"
+    seen = []
+    for _ in range(30):
+        time.sleep(0.2)
+        seen.append(requests.get(session, headers=spectator, timeout=5).json()["version"])
+    slowest = probe.stop()
+    assert probe.failures == 0 and slowest < 2.0, (probe.failures, slowest)
+    assert seen[-1] > seen[0] + 2 * SERVER_MOVES_PER_STEP  # it goes on, step after step
+    assert "WORKER TIMEOUT" not in served.log.read_text()
+
+
+def test_on_gunicorn_a_match_left_to_the_server_reaches_match_over(served):
+    probe = Probe(served.url)
+    created = post(served.url, SHORT).json()
+    spectator = {"Authorization": f"Bearer {created['spectators'][0]['token']}"}
+    session = f"{served.url}/v1/sessions/{created['id']}"
+    for _ in range(300):
+        seen = requests.get(session, headers=spectator, timeout=5).json()
+        if seen["view"]["status"] == "match_over":
+            break
+        time.sleep(0.1)
+    assert seen["view"]["status"] == "match_over"
+    assert probe.stop() < 2.0 and probe.failures == 0
+    events = requests.get(f"{session}/events", params={"after": 0}, headers=spectator,
+                          timeout=30).json()  # fmt: skip
+    assert {event["version"] for event in events} == set(range(1, seen["version"] + 1))
+
+
+def test_on_gunicorn_expert_bots_do_not_starve_the_worker(served):
+    """Sessions with three expert bots, created back to back from four threads: /livez on
+    the same worker(s) keeps answering within 2 s."""
+    experts = {"game": "basra", "seats": [{"type": "human"}] + [{"type": "bot",
+               "level": "expert"}] * 3}  # fmt: skip
+    probe = Probe(served.url)
+    answers = []
+
+    def create_some() -> None:
+        answers.extend(post(served.url, experts).status_code for _ in range(3))
+
+    threads = [threading.Thread(target=create_some) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    slowest = probe.stop()
+    assert answers == [201] * 12
+    assert probe.failures == 0 and slowest < 2.0, slowest
