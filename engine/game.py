@@ -6,21 +6,24 @@ it finds them (`engine/<package>/game.py`) the first time the registry is read. 
 moves are opaque values to everything above the game.
 """
 
+import hashlib
 import importlib
 import importlib.util
+import json
 import pkgutil
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engine.errors import GameError
+from engine.cards import sort_cards
+from engine.errors import UnknownGame
 
 Events = list[dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class MatchResult:
     """How a finished match ended: the winning seats (every seat of a winning side,
     ascending; several when a win is shared) and each seat's final match points."""
 
@@ -97,7 +100,7 @@ class Game(Protocol):
         """Per side: banked match points plus what the round or deal in play has earned so
         far; what generic search compares."""
 
-    def outcome(self, state: Any) -> Outcome | None:
+    def outcome(self, state: Any) -> MatchResult | None:
         """How the match ended, None while it is being played."""
 
     def determinize(self, state: Any, seat: int, rng: random.Random) -> Any:
@@ -105,8 +108,90 @@ class Game(Protocol):
         random; states differing only in what `seat` cannot see give the same result."""
 
 
-class UnknownGame(GameError):
-    """A game name that is not registered."""
+class CardGame:
+    """The protocol's boilerplate for a game whose states are values with `seats`, `turn`
+    (None once the match is over) and `scores` (banked match points per side), a JSON form
+    (`to_json` / `State.from_json`) and rules read by `Rules.from_json`. A game subclasses
+    it, names its parts and adds its own functions (legal_moves, read_move, apply...)."""
+
+    name: str
+    search: Search | None = None
+    rules: Any  # the Rules class: `Rules()` is the default, `Rules.from_json` reads a form
+    presets: Mapping[str, Any]
+    default_preset: str
+    seat_counts: tuple[int, ...]
+    state: Any  # the State class: `State.from_json` reads a state
+    # A fresh match under rules already read: deal(rules, seats, seed).
+    deal: Callable[[Any, int, str], Any]
+    # Per side, the breakdown of the round or deal as it stands: score(state).
+    score: Callable[[Any], list[dict[str, Any]]]
+
+    def catalogue(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "seats": list(self.seat_counts),
+            "default_preset": self.default_preset,
+            "presets": {name: rules.to_json() for name, rules in self.presets.items()},
+            "options": {k: v for k, v in self.rules().to_json().items() if k != "preset"},
+        }
+
+    def new(self, rules: Mapping[str, Any], seats: int, seed: str) -> Any:
+        return self.deal(self.rules.from_json(dict(rules)), seats, seed)
+
+    def read(self, data: object) -> Any:
+        return self.state.from_json(data)
+
+    def write(self, state: Any) -> dict[str, Any]:
+        return state.to_json()
+
+    def seats(self, state: Any) -> int:
+        return state.seats
+
+    def side_of(self, state: Any, seat: int) -> int:
+        """Every player plays for itself unless the game says otherwise."""
+        return seat
+
+    def to_move(self, state: Any) -> int | None:
+        return state.turn
+
+    def events_for(self, events: Events, seat: int | None) -> Events:
+        """Events are public unless the game says otherwise."""
+        return events
+
+    def standing(self, state: Any) -> list[float]:
+        if state.turn is None:
+            return [float(score) for score in state.scores]
+        running = self.score(state)
+        return [float(banked + side["total"]) for banked, side in zip(state.scores, running)]
+
+
+def replaced(items: tuple, index: int, item: Any) -> tuple:
+    """`items` with the one at `index` replaced (states are tuples of tuples)."""
+    return (*items[:index], item, *items[index + 1 :])
+
+
+def next_seed(state: Any) -> str:
+    """The seed of the next round or deal: the state's own, or for a state posted without
+    one a digest of the state itself (contract: `seed`)."""
+    if state.seed is not None:
+        return state.seed
+    text = json.dumps(state.to_json(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def seat_view(state: Any, seat: int | None) -> dict[str, Any]:
+    """What `seat` may see of a state with `hands` and a `stock`: the state's JSON without
+    hands, stock and seed, plus its own hand, every hand size and the stock size. A
+    spectator (None) sees no hand."""
+    data = state.to_json()
+    del data["hands"], data["stock"]
+    data.pop("seed", None)
+    data["seat"] = seat
+    if seat is not None:
+        data["hand"] = sort_cards(state.hands[seat])
+    data["hand_sizes"] = [len(hand) for hand in state.hands]
+    data["stock_size"] = len(state.stock)
+    return data
 
 
 _GAMES: dict[str, Game] = {}

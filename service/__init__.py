@@ -15,7 +15,7 @@ from service.json import OrjsonProvider
 from service.limits import BoundedBody, install_rate_limits
 from service.logs import install_logging
 from service.metrics import install_metrics
-from service.routes import games, health, play, sessions
+from service.routes import games, health, page, sessions
 from service.schemas import document, spec_yaml
 
 REQUEST_ID = "X-Request-ID"
@@ -66,7 +66,7 @@ def register_blueprints(app: flask.Flask, api: ProblemApi) -> None:
     app.register_blueprint(games.unknown_blp)
     api.register_blueprint(health.blp)
     sessions.install(app, api)
-    app.register_blueprint(play.blp)
+    app.register_blueprint(page.blp)
 
 
 def install_request_id(app: flask.Flask) -> None:

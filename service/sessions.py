@@ -34,7 +34,7 @@ from prometheus_client import Gauge
 
 from engine.bots import choose_move
 from engine.game import Events, Game, get_game
-from service import play
+from service import requests
 from service.errors import Problem, Unprocessable, invalid, json_paths
 from service.live import (
     DEFAULT_TIMEOUT_LEVEL,
@@ -254,7 +254,7 @@ class Sessions:
         humans = sum(kind["type"] == "human" for kind in seat_kinds)
         if "seed" in body and humans >= 2 and not self.client_seeds:
             raise invalid("seed", FAIR_DEAL)
-        state = play.new_state(game, body.get("rules"), len(seat_kinds), play.seed(body))
+        state = requests.new_state(game, body.get("rules"), len(seat_kinds), requests.seed(body))
         session_id = random_text(ID_LENGTH)
         seats, tokens = [], {}
         for seat, kind in enumerate(seat_kinds):
@@ -501,9 +501,7 @@ class Sessions:
             state, events = game.apply(known.state, move)
             batches = [tag([{"type": "timeout", "seat": seat}, *events], version + 1)]
             live = live.timed_out(seat, len(known.seats))
-            state, more, live = self._advance(
-                game, known.id, known.seats, live, state, version + 1
-            )
+            state, more, live = self._advance(game, known.id, known.seats, live, state, version + 1)
             batches += more
         after = replace(
             known, version=version + len(batches), state=state, live_text=live.dumps(), live=live
@@ -814,7 +812,7 @@ def read_move(game: Game, state: Any, body: dict[str, Any]) -> Any:
     errors = MOVE_REQUEST.validate(body)
     if errors:
         raise Unprocessable(json_paths(errors))
-    return play.read_move(game, state, body["move"])
+    return requests.read_move(game, state, body["move"])
 
 
 def rolled_back(epoch: int, version: int) -> str:

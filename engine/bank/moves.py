@@ -4,19 +4,15 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from engine import fields
 from engine.bank.cards import CARDS, DECK, EIGHT, HEIGHT, QUADS, RANK, RUNS, RUNS_OF_SUIT, SUIT
-from engine.bank.state import PLAYING, State, shown
-from engine.cards import SUITS, CardError, parse_card
-from engine.errors import GameError
+from engine.bank.state import PLAYING, State
+from engine.cards import SUITS
+from engine.errors import IllegalMove, NotAMove, shown
 
 LAY, QUAD, RUN, DRAW, PASS = "lay", "quad", "run", "draw", "pass"
 TYPES = (LAY, QUAD, RUN, DRAW, PASS)
 CLASS_OF_SUIT = {suit: index for index, suit in enumerate(SUITS)}
-
-
-class MoveError(GameError):
-    """A move that is malformed or not legal in the state it was played on; `path` is under
-    `move`."""
 
 
 class Move(NamedTuple):
@@ -122,20 +118,21 @@ def read_move(state: State, data: object) -> Move:
     form; a quad's four cards in any order, the last on top; a run in one of its two
     laying orders).
 
-    :raises MoveError: naming the field (`move`, `move.type`, `move.card`, `move.cards.2`)
-        and saying why the move is not legal.
+    :raises NotAMove: the JSON names no move (no type, not a card, not four cards...).
+    :raises IllegalMove: a move, but not legal here; both name the field (`move`,
+        `move.type`, `move.card`, `move.cards.2`) and say why.
     """
     if state.status != PLAYING:
-        raise MoveError("move", "the match is over; no move can be made")
+        raise IllegalMove("move", "the match is over; no move can be made")
     if isinstance(data, Move):
         if data in legal_moves(state):
             return data
         data = write_move(data)
     if not isinstance(data, Mapping):
-        raise MoveError("move", "must be an object with a type")
+        raise NotAMove("move", "must be an object with a type")
     kind = data.get("type")
     if kind not in TYPES:
-        raise MoveError("move.type", f"must be one of {', '.join(TYPES)}, got {shown(kind)}")
+        raise NotAMove("move.type", f"must be one of {', '.join(TYPES)}, got {shown(kind)}")
     hand = state.hands[state.turn]
     if kind == LAY:
         return read_lay(state, hand, data)
@@ -145,23 +142,17 @@ def read_move(state: State, data: object) -> Move:
 
 
 def card_in(text: object, path: str) -> str:
-    try:
-        card = parse_card(text)
-    except CardError:
-        raise MoveError(path, f"{shown(text)} is not a card") from None
-    if card not in CARDS:
-        raise MoveError(path, f"{card} is not a card of Bank's 36-card pack (6 to ace)")
-    return card
+    return fields.card(text, path, CARDS, NotAMove)
 
 
 def read_lay(state: State, hand: tuple[str, ...], data: Mapping[str, Any]) -> Move:
     if "card" not in data:
-        raise MoveError("move.card", "is required for a lay")
+        raise NotAMove("move.card", "is required for a lay")
     card = card_in(data["card"], "move.card")
     if card not in hand:
-        raise MoveError("move.card", f"{card} is not in the hand of seat {state.turn}")
+        raise IllegalMove("move.card", f"{card} is not in the hand of seat {state.turn}")
     if RANK[card] != EIGHT and card not in beating_cards(state):
-        raise MoveError(
+        raise IllegalMove(
             "move.card",
             f"{card} does not beat the target {state.target.card}: a card beats by the same "
             "rank, as a lower card of the same suit, or as a trump",
@@ -172,20 +163,20 @@ def read_lay(state: State, hand: tuple[str, ...], data: Mapping[str, Any]) -> Mo
 def read_free_play(kind: str, hand: tuple[str, ...], data: Mapping[str, Any]) -> Move:
     cards = data.get("cards")
     if not isinstance(cards, list) or len(cards) != 4:
-        raise MoveError("move.cards", f"a {kind} must list exactly four cards")
+        raise NotAMove("move.cards", f"a {kind} must list exactly four cards")
     read: list[str] = []
     for index, text in enumerate(cards):
         path = f"move.cards.{index}"
         card = card_in(text, path)
         if card in read:
-            raise MoveError(path, f"{card} is listed twice")
+            raise NotAMove(path, f"{card} is listed twice")
         if card not in hand:
-            raise MoveError(path, f"{card} is not in the hand")
+            raise IllegalMove(path, f"{card} is not in the hand")
         read.append(card)
     if kind == QUAD and len({RANK[card] for card in read}) != 1:
-        raise MoveError("move.cards", "a quad is the four cards of one rank")
+        raise NotAMove("move.cards", "a quad is the four cards of one rank")
     if kind == RUN and tuple(read) not in RUN_ORDERS:
-        raise MoveError(
+        raise NotAMove(
             "move.cards",
             "a run is four consecutive cards of one suit in the game order 6 7 8 9 J Q K T A, "
             "listed from either end",
@@ -196,18 +187,18 @@ def read_free_play(kind: str, hand: tuple[str, ...], data: Mapping[str, Any]) ->
 def read_draw_or_pass(state: State, kind: str) -> Move:
     beating = [card for card in state.hands[state.turn] if card in beating_cards(state)]
     if beating:
-        raise MoveError(
+        raise IllegalMove(
             "move.type",
             f"cannot {kind} while holding a card that beats the target: {' '.join(beating)}",
         )
     if kind == DRAW:
         if not state.stock:
-            raise MoveError("move.type", "cannot draw: the stock is empty; pass instead")
+            raise IllegalMove("move.type", "cannot draw: the stock is empty; pass instead")
         if state.drawn:
-            raise MoveError("move.type", "cannot draw twice against one target; pass instead")
+            raise IllegalMove("move.type", "cannot draw twice against one target; pass instead")
         return DRAW_MOVE
     if state.stock and not state.drawn:
-        raise MoveError("move.type", "cannot pass before drawing from the stock")
+        raise IllegalMove("move.type", "cannot pass before drawing from the stock")
     return PASS_MOVE
 
 

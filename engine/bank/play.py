@@ -1,11 +1,9 @@
 """Dealing, applying a move step by step (spec §16), the end of a deal, scoring and the
 end of the match (§4, §8–§14)."""
 
-import hashlib
-import json
 from typing import Any
 
-from engine.bank.cards import DECK, EIGHT, HEIGHT, KING, POINTS, SEVEN, SUIT, points
+from engine.bank.cards import DECK, EIGHT, HEIGHT, KING, SEVEN, SUIT, points
 from engine.bank.moves import (
     DRAW,
     LAY,
@@ -13,10 +11,10 @@ from engine.bank.moves import (
     QUAD,
     Move,
     is_trump_king,
-    legal_moves,
     read_move,
 )
 from engine.bank.rules import Rules, check_seats
+from engine.bank.scoring import breakdown, from_left, loser_of
 from engine.bank.state import (
     BONUS,
     COMMON,
@@ -32,16 +30,10 @@ from engine.bank.state import (
     canonical,
 )
 from engine.cards import SUITS, shuffled
+from engine.game import next_seed, replaced
 
 Events = list[dict[str, Any]]
 HAND_SIZE = 4
-
-__all__ = ["apply", "legal_moves", "new_game", "read_move", "score", "view"]
-
-
-def from_left(dealer: int, seats: int) -> list[int]:
-    """Every seat from the dealer's left round to the dealer."""
-    return [(dealer + offset) % seats for offset in range(1, seats + 1)]
 
 
 def first_player(hands: tuple[tuple[str, ...], ...], pack: str, dealer: int) -> int:
@@ -91,10 +83,6 @@ def new_game(rules: Rules, seats: int, seed: str) -> State:
         tiebreak=None, seed=seed,
     )  # fmt: skip
     return dealt(state, dealer, 1, seed)
-
-
-def replaced(items: tuple, index: int, item: Any) -> tuple:
-    return (*items[:index], item, *items[index + 1 :])
 
 
 def next_holder(hands: tuple[tuple[str, ...], ...], seat: int) -> int:
@@ -222,62 +210,6 @@ def end_turn(
     return after, events
 
 
-def loser_of(state: State) -> int:
-    """§11.2: the last holder, or after a blocked deal the holder with the most card points
-    in hand, ties to the first from the dealer's left."""
-    holders = state.holders()
-    if len(holders) == 1:
-        return holders[0]
-    best = None
-    for seat in from_left(state.dealer, state.seats):
-        if state.hands[seat] and (best is None or in_hand(state, seat) > in_hand(state, best)):
-            best = seat
-    return best
-
-
-def in_hand(state: State, seat: int) -> int:
-    return points(state.hands[seat])
-
-
-def penalty_of(state: State, seat: int) -> int:
-    """§12.2: what the loser pays."""
-    rules = state.rules
-    if not rules.hand_penalty:
-        return 0
-    if rules.penalty_mode == "fixed":
-        return rules.fixed_penalty
-    if rules.penalty_mode == "per_card":
-        return rules.per_card_penalty * len(state.hands[seat])
-    return in_hand(state, seat)
-
-
-def breakdown(state: State, loser: int | None) -> list[dict[str, Any]]:
-    """Per seat: captured points, finish, place, bonus, penalty (the loser's only) and
-    total (§12)."""
-    out = {entry.seat: entry for entry in state.out}
-    sides = []
-    for seat, pile in enumerate(state.captured):
-        captured = sum(POINTS[card] for card in pile)
-        entry = out.get(seat)
-        bonus = entry.bonus if entry else 0
-        penalty = penalty_of(state, seat) if seat == loser else 0
-        sides.append({
-            "captured_points": captured,
-            "finish": entry.finish if entry else None,
-            "place": entry.place if entry else None,
-            "bonus": bonus,
-            "penalty": penalty,
-            "total": captured + bonus - penalty,
-        })  # fmt: skip
-    return sides
-
-
-def score(state: State) -> list[dict[str, Any]]:
-    """The deal as it stands (every penalty 0), or on a finished match the final deal's
-    breakdown, the loser's penalty included."""
-    return breakdown(state, loser_of(state) if state.status == MATCH_OVER else None)
-
-
 def end_deal(state: State, ending: str, events: Events) -> tuple[State, Events]:
     """§11.4: score and bank the deal, then end the match or deal the next one."""
     loser = loser_of(state)
@@ -344,25 +276,3 @@ def next_dealer(state: State, loser: int) -> int:
         return state.out[0].seat if state.out else order[0]
     sign = 1 if rule == "max_points" else -1
     return max(order, key=lambda seat: (sign * state.scores[seat], -order.index(seat)))
-
-
-def next_seed(state: State) -> str:
-    """A state without a seed deals from a digest of itself (contract: `seed`)."""
-    if state.seed is not None:
-        return state.seed
-    text = json.dumps(state.to_json(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def view(state: State, seat: int | None) -> dict[str, Any]:
-    """What `seat` may see: the state without hands, stock and seed, plus its own hand,
-    every hand size and the stock size. A spectator (None) sees no hand."""
-    data = state.to_json()
-    del data["hands"], data["stock"]
-    data.pop("seed", None)
-    data["seat"] = seat
-    if seat is not None:
-        data["hand"] = list(state.hands[seat])
-    data["hand_sizes"] = [len(hand) for hand in state.hands]
-    data["stock_size"] = len(state.stock)
-    return data

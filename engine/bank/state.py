@@ -1,13 +1,13 @@
 """The Bank state: an immutable value, its JSON form and its consistency check (the
 contract's list, rule by rule)."""
 
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from engine import fields
 from engine.bank.cards import CARDS, DECK
-from engine.bank.rules import Rules, RulesError, check_seats, shown
-from engine.cards import SUITS, CardError, canonical, parse_card
-from engine.errors import GameError
+from engine.bank.rules import Rules, check_seats
+from engine.cards import SUITS, canonical
+from engine.errors import RulesError, StateError, shown
 
 PLAYING, MATCH_OVER = "playing", "match_over"
 MAX_DEALS = 200
@@ -28,10 +28,6 @@ COMMON: dict[str, tuple[int, int, int, int]] = {
     "double": (0, 1, 0, 1),
     "senior_junior": (0, 1, 0, 2),
 }
-
-
-class StateError(GameError):
-    """A state that is not self-consistent; `path` is the JSON path of the offending field."""
 
 
 class Entry(NamedTuple):
@@ -151,52 +147,38 @@ REQUIRED = (
 
 
 def read_state(data: object) -> State:
-    if not isinstance(data, dict):
-        raise StateError("state", "must be a JSON object")
-    missing = [key for key in REQUIRED if key not in data]
-    if missing:
-        raise StateError(missing[0], "is required")
-    unknown = sorted(set(data) - set(REQUIRED) - {"seed"})
-    if unknown:
-        raise StateError(unknown[0], "is not a field of a Bank state")
+    data = fields.keys_of(data, REQUIRED, ("seed",))
     if data["game"] != "bank":
-        raise StateError("game", f'must be "bank", got {shown(data["game"])}')
+        raise StateError("game", f'must be "bank", not {shown(data["game"])}')
     try:
         rules = Rules.from_json(data["rules"])
         seats = check_seats(data["seats"])
     except RulesError as error:
-        path = error.path if error.path in ("rules", "seats") else f"rules.{error.path}"
-        raise StateError(path, error.reason) from error
-    status = data["status"]
-    if status not in (PLAYING, MATCH_OVER):
-        raise StateError("status", f'must be "playing" or "match_over", got {shown(status)}')
-    seed = data.get("seed")
-    if seed is not None and not isinstance(seed, str):
-        raise StateError("seed", "must be a string")
+        raise fields.under_rules(error) from error
     common, personal = read_trumps(data["trumps"], seats)
     state = State(
         rules=rules,
         seats=seats,
-        dealer=seat_of(data["dealer"], seats, "dealer"),
+        dealer=fields.seat(data["dealer"], seats, "dealer"),
         common=common,
         personal=personal,
-        hands=per_seat(data["hands"], seats, "hands", card_list),
+        hands=fields.listed(data["hands"], seats, "hands", card_list, "seat"),
         stock=card_list(data["stock"], "stock"),
         bank=read_bank(data["bank"], seats),
         target=read_target(data["target"], seats),
-        turn=seat_of(data["turn"], seats, "turn", nullable=True),
-        drawn=boolean(data["drawn"], "drawn"),
+        turn=fields.seat(data["turn"], seats, "turn", nullable=True),
+        drawn=fields.boolean(data["drawn"], "drawn"),
         out=read_out(data["out"], seats),
-        captured=per_seat(data["captured"], seats, "captured", card_list),
-        idle=integer(data["idle"], "idle", minimum=0),
-        starter=seat_of(data["starter"], seats, "starter"),
-        scores=per_seat(data["scores"], seats, "scores", integer),
-        deal=integer(data["deal"], "deal", minimum=1, maximum=MAX_DEALS),
-        status=status,
-        winner=seat_of(data["winner"], seats, "winner", nullable=True),
-        winners=read_seats(data["winners"], seats, "winners"),
+        captured=fields.listed(data["captured"], seats, "captured", card_list, "seat"),
+        idle=fields.integer(data["idle"], "idle", minimum=0),
+        starter=fields.seat(data["starter"], seats, "starter"),
+        scores=fields.listed(data["scores"], seats, "scores", fields.integer, "seat"),
+        deal=fields.integer(data["deal"], "deal", minimum=1, maximum=MAX_DEALS),
+        status=fields.one_value(data["status"], "status", (PLAYING, MATCH_OVER)),
+        winner=fields.seat(data["winner"], seats, "winner", nullable=True),
+        winners=fields.ascending_seats(data["winners"], seats, "winners"),
         tiebreak=read_tiebreak(data["tiebreak"], seats),
-        seed=seed,
+        seed=fields.text(data.get("seed"), "seed", nullable=True),
     )
     check_cards(state)
     check_trumps(state)
@@ -212,80 +194,22 @@ def read_state(data: object) -> State:
 # --- reading fields -------------------------------------------------------------------
 
 
-def integer(
-    value: object, path: str, minimum: int | None = None, maximum: int | None = None
-) -> int:
-    if type(value) is not int:
-        raise StateError(path, f"must be an integer, got {shown(value)}")
-    if minimum is not None and value < minimum:
-        raise StateError(path, f"must be at least {minimum}, got {value}")
-    if maximum is not None and value > maximum:
-        raise StateError(path, f"must be at most {maximum}, got {value}")
-    return value
-
-
-def boolean(value: object, path: str) -> bool:
-    if type(value) is not bool:
-        raise StateError(path, f"must be true or false, got {shown(value)}")
-    return value
-
-
-def seat_of(value: object, seats: int, path: str, nullable: bool = False) -> int | None:
-    if value is None and nullable:
-        return None
-    if type(value) is not int or not 0 <= value < seats:
-        allowed = f"a seat from 0 to {seats - 1}" + (" or null" if nullable else "")
-        raise StateError(path, f"must be {allowed}, got {shown(value)}")
-    return value
-
-
-def read_seats(value: object, seats: int, path: str) -> tuple[int, ...]:
-    if not isinstance(value, list):
-        raise StateError(path, "must be a list of seats")
-    read = tuple(seat_of(item, seats, f"{path}.{index}") for index, item in enumerate(value))
-    if list(read) != sorted(set(read)):
-        raise StateError(path, "must list distinct seats in ascending order")
-    return read
-
-
-def card_of(text: object, path: str) -> str:
-    try:
-        card = parse_card(text)
-    except CardError:
-        raise StateError(path, f"{shown(text)} is not a card") from None
-    if card not in CARDS:
-        raise StateError(path, f"{card} is not a card of Bank's 36-card pack (6 to ace)")
-    return card
+def card_of(value: object, path: str) -> str:
+    return fields.card(value, path, CARDS)
 
 
 def card_list(value: object, path: str) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise StateError(path, "must be a list of cards")
-    return tuple(card_of(text, f"{path}.{index}") for index, text in enumerate(value))
-
-
-def per_seat(value: object, seats: int, path: str, read: Callable[[object, str], Any]) -> tuple:
-    if not isinstance(value, list) or len(value) != seats:
-        raise StateError(path, f"must be a list with one entry per seat ({seats})")
-    return tuple(read(item, f"{path}.{index}") for index, item in enumerate(value))
-
-
-def fields_of(value: object, path: str, keys: tuple[str, ...]) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise StateError(path, f"must be an object with {', '.join(keys)}")
-    for key in keys:
-        if key not in value:
-            raise StateError(f"{path}.{key}", "is required")
-    return value
+    return fields.cards(value, path, CARDS)
 
 
 def read_trumps(value: object, seats: int) -> tuple[tuple[int, int, int, int], tuple]:
-    trumps = fields_of(value, "trumps", ("common", "personal"))
+    trumps = fields.record(value, "trumps", ("common", "personal"))
     common = trumps["common"]
     if not isinstance(common, dict) or set(common) != set(SUITS):
         raise StateError("trumps.common", "must be an object giving the class of C, D, H and S")
     classes = tuple(
-        integer(common[suit], f"trumps.common.{suit}", minimum=0, maximum=2) for suit in SUITS
+        fields.integer(common[suit], f"trumps.common.{suit}", minimum=0, maximum=2)
+        for suit in SUITS
     )
 
     def suit_or_null(item: object, path: str) -> str | None:
@@ -293,7 +217,9 @@ def read_trumps(value: object, seats: int) -> tuple[tuple[int, int, int, int], t
             raise StateError(path, f"must be a suit (C, D, H or S) or null, got {shown(item)}")
         return item
 
-    return classes, per_seat(trumps["personal"], seats, "trumps.personal", suit_or_null)
+    return classes, fields.listed(
+        trumps["personal"], seats, "trumps.personal", suit_or_null, "seat"
+    )
 
 
 def read_bank(value: object, seats: int) -> tuple[Entry, ...]:
@@ -302,8 +228,8 @@ def read_bank(value: object, seats: int) -> tuple[Entry, ...]:
     bank = []
     for index, item in enumerate(value):
         path = f"bank.{index}"
-        entry = fields_of(item, path, ("card", "by"))
-        by = seat_of(entry["by"], seats, f"{path}.by", nullable=True)
+        entry = fields.record(item, path, ("card", "by"))
+        by = fields.seat(entry["by"], seats, f"{path}.by", nullable=True)
         if by is None and index > 0:
             raise StateError(f"{path}.by", "only the bottom card of the bank can be a pack card")
         bank.append(Entry(card_of(entry["card"], f"{path}.card"), by))
@@ -313,11 +239,11 @@ def read_bank(value: object, seats: int) -> tuple[Entry, ...]:
 def read_target(value: object, seats: int) -> Target | None:
     if value is None:
         return None
-    target = fields_of(value, "target", ("card", "by", "virtual"))
+    target = fields.record(value, "target", ("card", "by", "virtual"))
     return Target(
         card_of(target["card"], "target.card"),
-        seat_of(target["by"], seats, "target.by", nullable=True),
-        boolean(target["virtual"], "target.virtual"),
+        fields.seat(target["by"], seats, "target.by", nullable=True),
+        fields.boolean(target["virtual"], "target.virtual"),
     )
 
 
@@ -329,17 +255,17 @@ def read_out(value: object, seats: int) -> tuple[Out, ...]:
     out: list[Out] = []
     for index, item in enumerate(value):
         path = f"out.{index}"
-        entry = fields_of(item, path, ("seat", "place", "finish", "bonus"))
-        seat = seat_of(entry["seat"], seats, f"{path}.seat")
+        entry = fields.record(item, path, ("seat", "place", "finish", "bonus"))
+        seat = fields.seat(entry["seat"], seats, f"{path}.seat")
         if any(seat == earlier.seat for earlier in out):
             raise StateError(f"{path}.seat", f"seat {seat} is already out")
-        place = integer(entry["place"], f"{path}.place")
+        place = fields.integer(entry["place"], f"{path}.place")
         if place != index + 1:
             raise StateError(f"{path}.place", f"entry {index} of out must have place {index + 1}")
         finish = entry["finish"]
         if finish not in BONUS:
             raise StateError(f"{path}.finish", f"must be one of {', '.join(BONUS)}")
-        bonus = integer(entry["bonus"], f"{path}.bonus")
+        bonus = fields.integer(entry["bonus"], f"{path}.bonus")
         if bonus != BONUS[finish][index]:
             raise StateError(
                 f"{path}.bonus", f"a {finish} finish in place {place} earns {BONUS[finish][index]}"
@@ -351,11 +277,13 @@ def read_out(value: object, seats: int) -> tuple[Out, ...]:
 def read_tiebreak(value: object, seats: int) -> Tiebreak | None:
     if value is None:
         return None
-    tiebreak = fields_of(value, "tiebreak", ("eligible", "extra_deals"))
-    eligible = read_seats(tiebreak["eligible"], seats, "tiebreak.eligible")
+    tiebreak = fields.record(value, "tiebreak", ("eligible", "extra_deals"))
+    eligible = fields.ascending_seats(tiebreak["eligible"], seats, "tiebreak.eligible")
     if len(eligible) < 2:
         raise StateError("tiebreak.eligible", "a tie-break needs at least two tied seats")
-    extra = integer(tiebreak["extra_deals"], "tiebreak.extra_deals", minimum=0, maximum=EXTRA_DEALS)
+    extra = fields.integer(
+        tiebreak["extra_deals"], "tiebreak.extra_deals", minimum=0, maximum=EXTRA_DEALS
+    )
     return Tiebreak(eligible, extra)
 
 
@@ -487,6 +415,3 @@ def check_tiebreak(state: State) -> None:
     """Rule 8: at most 4 extra deals played while the match goes on."""
     if state.tiebreak and state.status == PLAYING and state.tiebreak.extra_deals >= EXTRA_DEALS:
         raise StateError("tiebreak.extra_deals", "must be 0 to 4 while playing")
-
-
-

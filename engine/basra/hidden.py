@@ -11,10 +11,10 @@ import random
 from functools import lru_cache
 
 from engine.basra.cards import DECK, VALUE
-from engine.basra.moves import Move, card_moves, clears_as_some_rank, sweeps
-from engine.basra.play import deal_hands, is_final_card, score
+from engine.basra.moves import Move, card_moves, clears_as_some_rank, is_final_card, sweeps
+from engine.basra.play import deal_hands
 from engine.basra.rules import Rules
-from engine.basra.scoring import card_points
+from engine.basra.scoring import card_points, score
 from engine.basra.state import SIDES, State, side_of
 from engine.cards import redeal
 
@@ -36,9 +36,7 @@ def determinize(state: State, seat: int, rng: random.Random) -> State:
     hand sizes and stock size kept; unseen cards dealt at random to the other hands and
     the stock; a fresh seed for later rounds."""
     hands, stock = redeal(state.hands, seat, unseen_cards(state, seat), rng)
-    return state._replace(
-        hands=hands, stock=stock, seed=f"determinized/{rng.getrandbits(64):016x}"
-    )
+    return state._replace(hands=hands, stock=stock, seed=f"determinized/{rng.getrandbits(64):016x}")
 
 
 POINTS = {card: card_points((card,)) for card in DECK}

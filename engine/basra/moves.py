@@ -1,13 +1,17 @@
-"""Legal moves: what each card in hand may capture (spec §4-§6)."""
+"""Legal moves: what each card in hand may capture (spec §4-§6), and reading and writing
+a move's JSON form."""
 
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from engine.basra import covers
 from engine.basra.cards import SEVEN_OF_DIAMONDS, VALUE
 from engine.basra.rules import Rules
-from engine.basra.state import StateError
-from engine.cards import canonical, sort_cards
+from engine.basra.scoring import card_points
+from engine.basra.state import PLAYING, State
+from engine.cards import CardError, canonical, parse_card, sort_cards
+from engine.errors import AmbiguousMove, IllegalMove, NotAMove, TooLarge
 
 
 class Move(NamedTuple):
@@ -177,7 +181,7 @@ def captures(card: str, table: tuple[str, ...], rules: Rules) -> list[tuple[str,
 ANY_FAMILY_CANDIDATES = 14
 
 
-class TooManyMoves(StateError):
+class TooManyMoves(TooLarge):
     """Listing every legal move would be unreasonably large (house rule `any_family`)."""
 
 
@@ -230,3 +234,111 @@ def clear_caches() -> None:
     covers.largest_covers.cache_clear()
     covers.every_cover.cache_clear()
     search_captures.cache_clear()
+
+
+def is_final_card(state: State) -> bool:
+    """Whether the card about to be played is the last of the round."""
+    return not state.stock and sum(map(len, state.hands)) == 1
+
+
+class LastListing:
+    """The moves listed last and the state they were listed for. A caller that lists and
+    then applies one of them (every computer player) has it trusted on that very state
+    instead of searched again; the state is held, so its identity cannot pass to another."""
+
+    entry: tuple[State | None, tuple[Move, ...]] = (None, ())
+
+
+def legal_moves(state: State) -> list[Move]:
+    if state.status != PLAYING:
+        return []
+    final = is_final_card(state)
+    moves = hand_moves(state.hands[state.turn], state.table, state.rules, final)
+    LastListing.entry = (state, tuple(moves))
+    return moves
+
+
+def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
+    """The legal move that `move` names: a card from the mover's hand and, unless the card
+    has one outcome only, its capture."""
+    if state.status != PLAYING:
+        raise IllegalMove("move", "the match is over")
+    hand = state.hands[state.turn]
+    if not hand:
+        raise IllegalMove("move", "the round is played out; there is no card to play")
+    if isinstance(move, Move):
+        listed_for, listed = LastListing.entry
+        if listed_for is state and move in listed:
+            return move  # equal in every field to a move listed for this very state
+        card, capture = move.card, move.capture
+    elif isinstance(move, Mapping):
+        card, capture = move.get("card"), move.get("capture")
+        capture = None if capture is None else read_capture(capture)
+    else:
+        raise NotAMove("move", "must be an object with 'card' and 'capture'")
+    try:
+        card = parse_card(card)
+    except CardError as error:
+        raise NotAMove("move.card", str(error)) from error
+    if card not in hand:
+        raise IllegalMove("move.card", f"card not in hand: {card}", choices=sort_cards(hand))
+    final = is_final_card(state)
+    if capture is None:
+        options = card_moves(card, state.table, state.rules, final)
+        if len(options) == 1:
+            return options[0]
+        captures = captures_of(options)
+        raise AmbiguousMove(
+            "move.capture",
+            f"{card} can take {either(captures)}: name one in move.capture",
+            choices=captures,
+        )
+    if is_legal(card, capture, state.table, state.rules):
+        return make_move(card, capture, state.table, state.rules, final)
+    try:
+        captures = captures_of(card_moves(card, state.table, state.rules, final))
+    except TooManyMoves:
+        reason = f"{card} cannot take {taking(capture)}; its captures are too many to list"
+        raise IllegalMove("move.capture", reason) from None
+    raise IllegalMove(
+        "move.capture",
+        f"{card} cannot take {taking(capture)}; it can take {either(captures)}",
+        choices=captures,
+    )
+
+
+def taking(capture: Iterable[str]) -> str:
+    """A capture in words: `3C + 6H`, or `nothing` for a card laid on the table."""
+    return " + ".join(capture) or "nothing"
+
+
+def either(captures: list[list[str]]) -> str:
+    words = [taking(capture) for capture in captures]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def captures_of(options: list[Move]) -> list[list[str]]:
+    return [list(option.capture) for option in options]
+
+
+def read_capture(capture: object) -> tuple[str, ...]:
+    if not isinstance(capture, list | tuple):
+        raise NotAMove("move.capture", "must be a list of table cards")
+    cards = []
+    for index, text in enumerate(capture):
+        try:
+            cards.append(parse_card(text))
+        except CardError as error:
+            raise NotAMove(f"move.capture.{index}", str(error)) from error
+    if len(set(cards)) != len(cards):
+        raise NotAMove("move.capture", "names a card more than once")
+    return canonical(cards)
+
+
+def write_move(state: State, move: Move) -> dict[str, Any]:
+    """A move's JSON form with what it earns at once: its basra points, plus the card
+    points of the cards it takes when card points are on."""
+    taken = (*move.capture, move.card) if move.capture else ()
+    points = move.basra_points + (card_points(taken) if state.rules.card_points else 0)
+    return {"card": move.card, "capture": list(move.capture), "basra": move.basra,
+            "basra_points": move.basra_points, "points": points}  # fmt: skip

@@ -1,32 +1,17 @@
 """Dealing, applying a move, the end of a round and of the match (spec §3, §4, §7, §9)."""
 
-import hashlib
-import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from engine.basra.cards import DECK
-from engine.basra.moves import (
-    Move,
-    TooManyMoves,
-    canonical,
-    card_moves,
-    hand_moves,
-    is_legal,
-    make_move,
-    sweeps,
-)
+from engine.basra.moves import Move, canonical, read_move, sweeps
 from engine.basra.rules import INITIAL_TABLE, Rules
-from engine.basra.scoring import card_points, final_breakdown, running_breakdown
+from engine.basra.scoring import final_breakdown, sweep_leftovers
 from engine.basra.state import MATCH_OVER, MAX_ROUNDS, PLAYING, SIDES, State, side_of
-from engine.cards import CardError, parse_card, shuffled, sort_cards
-from engine.errors import GameError
+from engine.cards import shuffled, sort_cards
+from engine.game import next_seed, replaced
 
 Events = list[dict[str, Any]]
-
-
-class MoveError(GameError):
-    """A move that is not legal in the state it was played on."""
 
 
 def shuffled_deck(seed: str, round_number: int) -> tuple[str, ...]:
@@ -65,109 +50,6 @@ def new_game(rules: Rules, seats: int, seed: str) -> State:
         last_capturer=None, scores=(0,) * SIDES, carry=0, round=1, status=PLAYING,
         winner=None, seed=seed,
     )  # fmt: skip
-
-
-def is_final_card(state: State) -> bool:
-    """Whether the card about to be played is the last of the round."""
-    return not state.stock and sum(map(len, state.hands)) == 1
-
-
-class LastListing:
-    """The moves listed last and the state they were listed for. A caller that lists and
-    then applies one of them (every computer player) has it trusted on that very state
-    instead of searched again; the state is held, so its identity cannot pass to another."""
-
-    entry: tuple[State | None, tuple[Move, ...]] = (None, ())
-
-
-def legal_moves(state: State) -> list[Move]:
-    if state.status != PLAYING:
-        return []
-    final = is_final_card(state)
-    moves = hand_moves(state.hands[state.turn], state.table, state.rules, final)
-    LastListing.entry = (state, tuple(moves))
-    return moves
-
-
-def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
-    """The legal move that `move` names: a card from the mover's hand and, unless the card
-    has one outcome only, its capture."""
-    if state.status != PLAYING:
-        raise MoveError("move", "the match is over")
-    hand = state.hands[state.turn]
-    if not hand:
-        raise MoveError("move", "the round is played out; there is no card to play")
-    if isinstance(move, Move):
-        listed_for, listed = LastListing.entry
-        if listed_for is state and move in listed:
-            return move  # equal in every field to a move listed for this very state
-        card, capture = move.card, move.capture
-    elif isinstance(move, Mapping):
-        card, capture = move.get("card"), move.get("capture")
-        capture = None if capture is None else read_capture(capture)
-    else:
-        raise MoveError("move", "must be an object with 'card' and 'capture'")
-    try:
-        card = parse_card(card)
-    except CardError as error:
-        raise MoveError("move.card", str(error)) from error
-    if card not in hand:
-        raise MoveError("move.card", f"card not in hand: {card}", choices=sort_cards(hand))
-    final = is_final_card(state)
-    if capture is None:
-        options = card_moves(card, state.table, state.rules, final)
-        if len(options) == 1:
-            return options[0]
-        captures = captures_of(options)
-        raise MoveError(
-            "move.capture",
-            f"{card} can take {either(captures)}: name one in move.capture",
-            choices=captures,
-        )
-    if is_legal(card, capture, state.table, state.rules):
-        return make_move(card, capture, state.table, state.rules, final)
-    try:
-        captures = captures_of(card_moves(card, state.table, state.rules, final))
-    except TooManyMoves:
-        reason = f"{card} cannot take {taking(capture)}; its captures are too many to list"
-        raise MoveError("move.capture", reason) from None
-    raise MoveError(
-        "move.capture",
-        f"{card} cannot take {taking(capture)}; it can take {either(captures)}",
-        choices=captures,
-    )
-
-
-def taking(capture: Iterable[str]) -> str:
-    """A capture in words: `3C + 6H`, or `nothing` for a card laid on the table."""
-    return " + ".join(capture) or "nothing"
-
-
-def either(captures: list[list[str]]) -> str:
-    words = [taking(capture) for capture in captures]
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
-
-
-def captures_of(options: list[Move]) -> list[list[str]]:
-    return [list(option.capture) for option in options]
-
-
-def read_capture(capture: object) -> tuple[str, ...]:
-    if not isinstance(capture, list | tuple):
-        raise MoveError("move.capture", "must be a list of table cards")
-    cards = []
-    for index, text in enumerate(capture):
-        try:
-            cards.append(parse_card(text))
-        except CardError as error:
-            raise MoveError(f"move.capture.{index}", str(error)) from error
-    if len(set(cards)) != len(cards):
-        raise MoveError("move.capture", "names a card more than once")
-    return canonical(cards)
-
-
-def replaced(items: tuple, index: int, item: Any) -> tuple:
-    return (*items[:index], item, *items[index + 1 :])
 
 
 def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
@@ -224,14 +106,6 @@ def deal_event(state: State, **public: Any) -> dict[str, Any]:
             "hand_size": state.rules.hand_size, "stock": len(state.stock), **public}  # fmt: skip
 
 
-def sweep_leftovers(state: State) -> tuple[int, tuple[tuple[str, ...], ...]]:
-    """The table goes to the last capturer's side, never as a basra (§7.2); the dealer's
-    side is only a defensive fallback."""
-    taker = state.dealer if state.last_capturer is None else state.last_capturer
-    side = side_of(taker)
-    return taker, replaced(state.captured, side, state.captured[side] + state.table)
-
-
 def match_winner(
     scores: tuple[int, ...], rules: Rules, round_number: int, sweeper: int
 ) -> int | None:
@@ -263,14 +137,6 @@ def end_round(state: State, events: Events) -> tuple[State, Events]:
     return next_round(state, events)
 
 
-def next_seed(state: State) -> str:
-    """A state without a seed deals from a digest of itself (contract: `seed`)."""
-    if state.seed is not None:
-        return state.seed
-    text = json.dumps(state.to_json(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def next_round(state: State, events: Events) -> tuple[State, Events]:
     dealer, number = (state.dealer + 1) % state.seats, state.round + 1
     deck = shuffled_deck(next_seed(state), number)
@@ -281,34 +147,3 @@ def next_round(state: State, events: Events) -> tuple[State, Events]:
     )  # fmt: skip
     events.append(deal_event(state, table=list(table)))
     return state, events
-
-
-def score(state: State) -> list[dict[str, Any]]:
-    """The contract's per-side breakdown of the round as it stands."""
-    if state.status == PLAYING and (any(state.hands) or state.stock):
-        return running_breakdown(state.captured, state.basras, state.carry, state.rules)
-    _, piles = sweep_leftovers(state)
-    return final_breakdown(piles, state.basras, state.carry, state.rules)[0]
-
-
-def view(state: State, seat: int | None) -> dict[str, Any]:
-    """What one seat may see: its own hand, counts of the others and of the stock, no seed.
-    A spectator (seat None) sees no hand at all."""
-    data = state.to_json()
-    del data["hands"], data["stock"]
-    data.pop("seed", None)
-    data["seat"] = seat
-    if seat is not None:
-        data["hand"] = sort_cards(state.hands[seat])
-    data["hand_sizes"] = [len(hand) for hand in state.hands]
-    data["stock_size"] = len(state.stock)
-    return data
-
-
-def write_move(state: State, move: Move) -> dict[str, Any]:
-    """A move's JSON form with what it earns at once: its basra points, plus the card
-    points of the cards it takes when card points are on."""
-    taken = (*move.capture, move.card) if move.capture else ()
-    points = move.basra_points + (card_points(taken) if state.rules.card_points else 0)
-    return {"card": move.card, "capture": list(move.capture), "basra": move.basra,
-            "basra_points": move.basra_points, "points": points}  # fmt: skip

@@ -3,7 +3,9 @@
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from engine.errors import GameError, one_of, shown
+from engine import shapes
+from engine.errors import RulesError, one_of, shown
+from engine.shapes import Shape
 
 DECK_SIZE = 52
 INITIAL_TABLE = 4
@@ -14,10 +16,6 @@ SEAT_COUNTS = (2, 4)  # two players, or two partnerships of two (§10)
 # never rules under which no side can score at all (the round cap ends the rest).
 MAX_TARGET_SCORE = 1000
 SCORING_OPTIONS = ("basra_points", "jack_basra_points", "majority_points", "card_points")
-
-
-class RulesError(GameError):
-    """Rule options that are unknown, of the wrong type or impossible together."""
 
 
 # Valid rules forms already read, and the JSON of rules already written. Bounded: a client
@@ -137,48 +135,25 @@ class Rules:
             )
 
 
-def _count(minimum: int, maximum: float = float("inf")):
-    return lambda value: type(value) is int and minimum <= value <= maximum
-
-
-def _one_of(*allowed: object) -> tuple[Any, str, tuple[object, ...]]:
-    def check(value: object) -> bool:
-        return value in allowed and type(value) is type(allowed[0])
-
-    return check, one_of(allowed), allowed
-
-
-def _seat_counts(value: object) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) > 0
-        and all(type(seats) is int and seats in SEAT_COUNTS for seats in value)
-    )
-
-
-def _demand(check: Any, demand: str) -> tuple[Any, str, None]:
-    return check, demand, None
-
-
-# Each option: (check, what the check demands in words, the allowed values when they are few).
-OPTIONS: dict[str, tuple[Any, str, tuple[object, ...] | None]] = {
-    "seats_allowed": _demand(_seat_counts, f"a non-empty list drawn from {one_of(SEAT_COUNTS)}"),
-    "hand_size": _one_of(4, 6),
-    "initial_table_redeal": _one_of(True, False),
-    "forced_capture": _one_of(True, False),
-    "capture_policy": _one_of("max_cards", "any_family"),
-    "seven_diamonds_mode": _one_of("sweep", "wild", "plain"),
-    "seven_diamonds_basra_max_sum": _demand(_count(1), "an integer >= 1"),
-    "table_seven_diamonds": _one_of("plain", "lone_wild"),
-    "basra_points": _demand(_count(0), "an integer >= 0"),
-    "jack_basra_points": _demand(_count(0), "an integer >= 0"),
-    "last_card_basra_counts": _one_of(True, False),
-    "majority_points": _demand(_count(0), "an integer >= 0"),
-    "card_points": _one_of(True, False),
-    "tie_policy": _one_of("void_round_carry", "carry", "none"),
-    "target_score": _demand(
-        _count(1, MAX_TARGET_SCORE), f"an integer from 1 to {MAX_TARGET_SCORE}"
+# Each option's declared shape: what a request may send, what a state echoes, what is checked.
+OPTIONS: dict[str, Shape] = {
+    "seats_allowed": shapes.array(
+        shapes.choice(*SEAT_COUNTS), "the seat counts these rules can be played with", minItems=1
     ),
+    "hand_size": shapes.choice(4, 6),
+    "initial_table_redeal": shapes.boolean(),
+    "forced_capture": shapes.boolean(),
+    "capture_policy": shapes.choice("max_cards", "any_family"),
+    "seven_diamonds_mode": shapes.choice("sweep", "wild", "plain"),
+    "seven_diamonds_basra_max_sum": shapes.integer(minimum=1),
+    "table_seven_diamonds": shapes.choice("plain", "lone_wild"),
+    "basra_points": shapes.integer(minimum=0),
+    "jack_basra_points": shapes.integer(minimum=0),
+    "last_card_basra_counts": shapes.boolean(),
+    "majority_points": shapes.integer(minimum=0),
+    "card_points": shapes.boolean(),
+    "tie_policy": shapes.choice("void_round_carry", "carry", "none"),
+    "target_score": shapes.integer(1, MAX_TARGET_SCORE),
 }
 assert set(OPTIONS) == {field.name for field in fields(Rules)} - {"preset"}
 
@@ -186,9 +161,10 @@ assert set(OPTIONS) == {field.name for field in fields(Rules)} - {"preset"}
 def check_option(name: str, value: object) -> None:
     if name not in OPTIONS:
         raise RulesError(name, "unknown rule option", choices=list(OPTIONS))
-    check, demand, allowed = OPTIONS[name]
-    if not check(value):
-        raise RulesError(name, f"must be {demand}, not {shown(value)}", choices=allowed)
+    shape = OPTIONS[name]
+    if not shapes.conforms(shape, value):
+        reason = f"must be {shapes.demand(shape)}, not {shown(value)}"
+        raise RulesError(name, reason, choices=shape.get("enum"))
 
 
 PRESETS: dict[str, Rules] = {

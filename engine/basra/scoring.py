@@ -1,8 +1,10 @@
-"""The round breakdown of spec §8."""
+"""The round breakdown of spec §8: card points, the majority, basras, the carry."""
 
 from typing import Any
 
 from engine.basra.rules import DECK_SIZE, Rules
+from engine.basra.state import PLAYING, State, side_of
+from engine.game import replaced
 
 CARD_POINTS = {"2C": 2, "TD": 3}
 
@@ -76,3 +78,19 @@ def running_breakdown(
         )
         for pile, records in zip(piles, basras)
     ]
+
+
+def sweep_leftovers(state: State) -> tuple[int, tuple[tuple[str, ...], ...]]:
+    """The table goes to the last capturer's side, never as a basra (§7.2); the dealer's
+    side is only a defensive fallback."""
+    taker = state.dealer if state.last_capturer is None else state.last_capturer
+    side = side_of(taker)
+    return taker, replaced(state.captured, side, state.captured[side] + state.table)
+
+
+def score(state: State) -> list[dict[str, Any]]:
+    """The contract's per-side breakdown of the round as it stands."""
+    if state.status == PLAYING and (any(state.hands) or state.stock):
+        return running_breakdown(state.captured, state.basras, state.carry, state.rules)
+    _, piles = sweep_leftovers(state)
+    return final_breakdown(piles, state.basras, state.carry, state.rules)[0]

@@ -3,19 +3,16 @@
 from collections import Counter
 from typing import Any, NamedTuple
 
+from engine import fields
 from engine.basra.cards import DECK
-from engine.basra.rules import DEALT, Rules, RulesError
-from engine.cards import CardError, parse_card, sort_cards
-from engine.errors import GameError, shown
+from engine.basra.rules import DEALT, Rules
+from engine.cards import sort_cards
+from engine.errors import RulesError, StateError, shown
 
 SIDES = 2  # two seats, or two partnerships of four seats (spec §10)
 PLAYING, MATCH_OVER = "playing", "match_over"
 # Every match ends by rule: after this many rounds the highest total wins (§9, round cap).
 MAX_ROUNDS = 200
-
-
-class StateError(GameError):
-    """A state that is not self-consistent; `path` names the offending field."""
 
 
 class State(NamedTuple):
@@ -73,55 +70,36 @@ REQUIRED = (
     "game", "rules", "seats", "dealer", "turn", "hands", "table", "stock", "captured",
     "basras", "last_capturer", "scores", "carry", "round", "status", "winner",
 )  # fmt: skip
-REQUIRED_KEYS = frozenset(REQUIRED)
 CARDS = frozenset(DECK)
 
 
 def read_state(data: object) -> State:
-    if not isinstance(data, dict):
-        raise StateError("state", "must be an object")
-    if not data.keys() >= REQUIRED_KEYS:
-        missing = [key for key in REQUIRED if key not in data]
-        raise StateError(missing[0], "required")
-    if len(data) != len(REQUIRED) + ("seed" in data):
-        unknown = sorted(set(data) - set(REQUIRED) - {"seed"})
-        raise StateError(unknown[0], "unknown key")
+    data = fields.keys_of(data, REQUIRED, ("seed",))
     if data["game"] != "basra":
         raise StateError("game", f'must be "basra", not {shown(data["game"])}')
     try:
         rules = Rules.from_json(data["rules"])
-    except RulesError as error:
-        path = "rules" if error.path == "rules" else f"rules.{error.path}"
-        raise StateError(path, error.reason, error.choices) from error
-    seats = data["seats"]
-    try:
+        seats = data["seats"]
         rules.check_seats(seats)
     except RulesError as error:
-        path = error.path if error.path == "seats" else f"rules.{error.path}"
-        raise StateError(path, error.reason, error.choices) from error
-    status = data["status"]
-    if status not in (PLAYING, MATCH_OVER):
-        raise StateError("status", f'must be "playing" or "match_over", not {shown(status)}')
-    seed = data.get("seed")
-    if seed is not None and not isinstance(seed, str):
-        raise StateError("seed", "must be a string")
+        raise fields.under_rules(error) from error
     state = State(
         rules=rules,
         seats=seats,
-        dealer=seat_index(data["dealer"], seats, "dealer"),
-        turn=seat_index(data["turn"], seats, "turn", nullable=True),
-        hands=card_lists(data["hands"], seats, "hands"),
+        dealer=fields.seat(data["dealer"], seats, "dealer"),
+        turn=fields.seat(data["turn"], seats, "turn", nullable=True),
+        hands=fields.listed(data["hands"], seats, "hands", card_list, "seat"),
         table=card_list(data["table"], "table"),
         stock=card_list(data["stock"], "stock"),
-        captured=card_lists(data["captured"], SIDES, "captured"),
+        captured=fields.listed(data["captured"], SIDES, "captured", card_list, "side"),
         basras=read_basras(data["basras"]),
-        last_capturer=seat_index(data["last_capturer"], seats, "last_capturer", nullable=True),
-        scores=tuple(counts(data["scores"], "scores")),
+        last_capturer=fields.seat(data["last_capturer"], seats, "last_capturer", nullable=True),
+        scores=fields.listed(data["scores"], SIDES, "scores", count, "side"),
         carry=count(data["carry"], "carry"),
-        round=count(data["round"], "round", minimum=1, maximum=MAX_ROUNDS),
-        status=status,
-        winner=seat_index(data["winner"], SIDES, "winner", nullable=True),
-        seed=seed,
+        round=fields.integer(data["round"], "round", minimum=1, maximum=MAX_ROUNDS),
+        status=fields.one_value(data["status"], "status", (PLAYING, MATCH_OVER)),
+        winner=fields.seat(data["winner"], SIDES, "winner", nullable=True),
+        seed=fields.text(data.get("seed"), "seed", nullable=True),
     )
     check_cards(state)
     check_deal(state)
@@ -130,50 +108,12 @@ def read_state(data: object) -> State:
     return state
 
 
-def count(value: object, path: str, minimum: int = 0, maximum: int | None = None) -> int:
-    if type(value) is not int or value < minimum:
-        raise StateError(path, f"must be an integer >= {minimum}, not {shown(value)}")
-    if maximum is not None and value > maximum:
-        raise StateError(path, f"must be an integer <= {maximum}, not {shown(value)}")
-    return value
-
-
-def counts(value: object, path: str) -> list[int]:
-    if not isinstance(value, list) or len(value) != SIDES:
-        raise StateError(path, f"must be a list of {SIDES} integers, one per side")
-    return [count(item, f"{path}.{index}") for index, item in enumerate(value)]
-
-
-def seat_index(value: object, limit: int, path: str, nullable: bool = False) -> int | None:
-    if value is None and nullable:
-        return None
-    if type(value) is not int or not 0 <= value < limit:
-        raise StateError(path, f"must be an index below {limit}, not {shown(value)}")
-    return value
+def count(value: object, path: str) -> int:
+    return fields.integer(value, path, minimum=0)
 
 
 def card_list(value: object, path: str) -> tuple[str, ...]:
-    if type(value) is list:
-        try:
-            if CARDS.issuperset(value):
-                return tuple(value)  # every card already in its canonical form
-        except TypeError:
-            pass  # something unhashable: the careful reading below names it
-    if not isinstance(value, list):
-        raise StateError(path, "must be a list of cards")
-    cards = []
-    for index, text in enumerate(value):
-        try:
-            cards.append(parse_card(text))
-        except CardError as error:
-            raise StateError(f"{path}.{index}", str(error)) from error
-    return tuple(cards)
-
-
-def card_lists(value: object, size: int, path: str) -> tuple[tuple[str, ...], ...]:
-    if not isinstance(value, list) or len(value) != size:
-        raise StateError(path, f"must be a list of {size} card lists")
-    return tuple(card_list(item, f"{path}.{index}") for index, item in enumerate(value))
+    return fields.cards(value, path, CARDS)
 
 
 def read_basras(value: object) -> tuple[tuple[tuple[str, int], ...], ...]:
@@ -188,10 +128,7 @@ def read_basras(value: object) -> tuple[tuple[tuple[str, int], ...], ...]:
             path = f"basras.{side}.{index}"
             if not isinstance(record, dict) or set(record) != {"card", "points"}:
                 raise StateError(path, "must be an object with exactly 'card' and 'points'")
-            try:
-                card = parse_card(record["card"])
-            except CardError as error:
-                raise StateError(f"{path}.card", str(error)) from error
+            card = fields.card(record["card"], f"{path}.card", CARDS)
             read.append((card, count(record["points"], f"{path}.points")))
         sides.append(tuple(read))
     return tuple(sides)

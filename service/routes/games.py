@@ -9,7 +9,7 @@ import flask
 from werkzeug.routing import BaseConverter
 
 from engine.game import Game, games
-from service import play
+from service import requests
 from service.errors import Problem
 from service.routes import Blueprint, answer, documented, read_body
 from service.routes.hints import add_hint
@@ -47,8 +47,8 @@ def game_blueprint(game: Game) -> Blueprint:
     @blp.response(200, shapes.state_answer)
     def new(body: dict[str, Any]) -> flask.Response:
         """A fresh game; the same seed, rules and seats give the same state."""
-        seats = body.get("seats", play.default_seats(game))
-        state = play.new_state(game, body.get("rules"), seats, play.seed(body))
+        seats = body.get("seats", requests.default_seats(game))
+        state = requests.new_state(game, body.get("rules"), seats, requests.seed(body))
         return answer({"state": game.write(state)})
 
     state_request, apply_request, view_request = shapes.state(), shapes.apply(), shapes.view()
@@ -57,7 +57,7 @@ def game_blueprint(game: Game) -> Blueprint:
     @documented(blp.arguments(shapes.state), blp.response(200, shapes.legal_moves_answer))
     def legal_moves() -> flask.Response:
         """Every legal move of the seat to move, no duplicates; [] once the match is over."""
-        state = play.read_state(game, read_body(state_request, STATE)["state"])
+        state = requests.read_state(game, read_body(state_request, STATE)["state"])
         return answer({"moves": [game.write_move(state, move) for move in game.legal_moves(state)]})
 
     @blp.route("/apply", methods=["POST"])
@@ -65,9 +65,9 @@ def game_blueprint(game: Game) -> Blueprint:
     def apply() -> flask.Response:
         """Play one move. An illegal move is a 422 that says why."""
         body = read_body(apply_request, STATE_AND_MOVE)
-        move = play.load_move(game, body["move"])  # a malformed move is named before the state
-        state = play.read_state(game, body["state"])
-        state, events = game.apply(state, play.legal_move(game, state, move))
+        move = requests.load_move(game, body["move"])  # a malformed move is named before the state
+        state = requests.read_state(game, body["state"])
+        state, events = game.apply(state, requests.legal_move(game, state, move))
         return answer({"state": game.write(state), "events": events})
 
     @blp.route("/score", methods=["POST"])
@@ -75,7 +75,11 @@ def game_blueprint(game: Game) -> Blueprint:
     def score() -> flask.Response:
         """Each side's breakdown of the round or deal as it stands."""
         return answer(
-            {"sides": game.score(play.read_state(game, read_body(state_request, STATE)["state"]))}
+            {
+                "sides": game.score(
+                    requests.read_state(game, read_body(state_request, STATE)["state"])
+                )
+            }
         )
 
     @blp.route("/view", methods=["POST"])
@@ -83,8 +87,8 @@ def game_blueprint(game: Game) -> Blueprint:
     def view() -> flask.Response:
         """What one seat may see: its own hand, only counts of the hidden cards."""
         body = read_body(view_request)
-        state = play.read_state(game, body["state"])
-        return answer({"view": game.view(state, play.check_seat(game, state, body["seat"]))})
+        state = requests.read_state(game, body["state"])
+        return answer({"view": game.view(state, requests.check_seat(game, state, body["seat"]))})
 
     add_hint(blp, game, shapes)
     return blp
@@ -110,4 +114,3 @@ class UnknownGameConverter(BaseConverter):
 def unknown_game(name: str, action: str) -> flask.Response:
     """Not a registered game: a 404 that lists the games there are."""
     raise Problem(404, f"there is no game '{name}'; the games are: {', '.join(games())}")
-

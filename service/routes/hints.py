@@ -6,7 +6,7 @@ import flask
 
 from engine.bots import hint
 from engine.game import Game
-from service import play
+from service import requests
 from service.errors import invalid
 from service.routes import Blueprint, answer
 from service.schemas.envelopes import Envelopes
@@ -25,10 +25,10 @@ def add_hint(blp: Blueprint, game: Game, shapes: Envelopes) -> None:
         it weighed comes back with its estimated value. The same state, level and seed give
         the same hint.
         """
-        state = play.read_state(game, body["state"])
+        state = requests.read_state(game, body["state"])
         if game.to_move(state) is None:
             raise invalid("state.status", "the match is over; there is no move to hint")
-        move, alternatives = hint(game, state, body["level"], play.seed(body))
+        move, alternatives = hint(game, state, body["level"], requests.seed(body))
         return answer(
             {
                 "move": game.write_move(state, move),

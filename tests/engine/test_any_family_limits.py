@@ -3,9 +3,10 @@ engine nor stop play (named captures are checked without listing)."""
 
 import pytest
 
-from engine.basra import MoveError, Rules, StateError, apply, legal_moves, new_game
+from engine.basra import MoveError, Rules, apply, legal_moves, new_game
 from engine.basra.cards import VALUE
 from engine.basra.moves import ANY_FAMILY_CANDIDATES
+from engine.errors import TooLarge
 
 HOUSE = {"forced_capture": False, "capture_policy": "any_family", "seven_diamonds_mode": "plain"}
 
@@ -17,13 +18,13 @@ def crowded():
     while True:
         try:
             moves = legal_moves(state)
-        except StateError:
+        except TooLarge:
             return state
         state, _ = apply(state, next(move for move in moves if not move.capture))
 
 
 def test_listing_a_huge_any_family_table_is_refused_naming_the_table(crowded):
-    with pytest.raises(StateError) as refused:
+    with pytest.raises(TooLarge) as refused:
         legal_moves(crowded)
     assert refused.value.path == "table"
     assert str(ANY_FAMILY_CANDIDATES) in refused.value.reason

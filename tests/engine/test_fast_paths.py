@@ -15,8 +15,7 @@ from engine.basra import (
     legal_moves,
     new_game,
 )
-from engine.basra.moves import card_moves, clear_caches, hand_moves, sum_captures
-from engine.basra.play import is_final_card
+from engine.basra.moves import card_moves, clear_caches, hand_moves, is_final_card, sum_captures
 from tests.engine.builders import LEVANTINE, single_play
 
 

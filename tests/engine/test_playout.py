@@ -6,7 +6,8 @@ import random
 import pytest
 
 from engine.basra import hidden
-from engine.basra.play import apply, is_final_card, legal_moves
+from engine.basra.moves import is_final_card, legal_moves
+from engine.basra.play import apply
 from engine.basra.state import side_of
 from tests.engine.builders import positions
 

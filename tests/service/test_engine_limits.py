@@ -1,6 +1,7 @@
 """A state the engine reads but will not list moves for is a 422, never a 500."""
 
-from engine.basra import Rules, StateError, apply, legal_moves, new_game
+from engine.basra import Rules, apply, legal_moves, new_game
+from engine.errors import TooLarge
 from service import create_app
 
 
@@ -12,7 +13,7 @@ def test_too_many_any_family_moves_is_a_problem_naming_the_table():
     while True:
         try:
             moves = legal_moves(state)
-        except StateError:
+        except TooLarge:
             break
         state, _ = apply(state, next(move for move in moves if not move.capture))
     answer = (

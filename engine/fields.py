@@ -1,0 +1,136 @@
+"""Reading the fields of a state's JSON form, for every game: each reader returns the value
+or raises StateError naming the field's dotted path (`hands.1.3`, `target.by`) and what it
+must be, so every game's states are refused in the same words."""
+
+from collections.abc import Callable, Collection
+from functools import cache
+from typing import Any
+
+from engine.cards import CardError, parse_card
+from engine.errors import GameError, StateError, shown
+
+
+def keys_of(data: object, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
+    """`data` as a state object: every required key there, no key unknown."""
+    if not isinstance(data, dict):
+        raise StateError("state", "must be an object")
+    if data.keys() >= key_set(required) and key_set(required + optional).issuperset(data):
+        return data
+    missing = [key for key in required if key not in data]
+    if missing:
+        raise StateError(missing[0], "is required")
+    unknown = sorted(set(data) - set(required) - set(optional))
+    if unknown:
+        raise StateError(unknown[0], "is not a field of this game's state")
+    return data
+
+
+@cache
+def key_set(keys: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(keys)
+
+
+def record(value: object, path: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    """An object with at least `keys` (nested records: an entry of a pile, a target)."""
+    if not isinstance(value, dict):
+        raise StateError(path, f"must be an object with {', '.join(keys)}")
+    for key in keys:
+        if key not in value:
+            raise StateError(f"{path}.{key}", "is required")
+    return value
+
+
+def integer(
+    value: object, path: str, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """An integer (never a boolean) within the bounds given."""
+    if type(value) is not int:
+        raise StateError(path, f"must be an integer, not {shown(value)}")
+    if minimum is not None and value < minimum:
+        raise StateError(path, f"must be at least {minimum}, not {value}")
+    if maximum is not None and value > maximum:
+        raise StateError(path, f"must be at most {maximum}, not {value}")
+    return value
+
+
+def boolean(value: object, path: str) -> bool:
+    if type(value) is not bool:
+        raise StateError(path, f"must be true or false, not {shown(value)}")
+    return value
+
+
+def text(value: object, path: str, nullable: bool = False) -> str | None:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str):
+        raise StateError(path, "must be a string")
+    return value
+
+
+def one_value(value: object, path: str, allowed: tuple[str, ...]) -> str:
+    """One of a few strings (a status, a finish type)."""
+    if value not in allowed:
+        raise StateError(path, f"must be one of {', '.join(allowed)}, not {shown(value)}")
+    return value  # type: ignore[return-value]
+
+
+def seat(value: object, seats: int, path: str, nullable: bool = False) -> int | None:
+    """A seat index below `seats` (or null when `nullable`)."""
+    if value is None and nullable:
+        return None
+    if type(value) is not int or not 0 <= value < seats:
+        allowed = f"a seat from 0 to {seats - 1}" + (" or null" if nullable else "")
+        raise StateError(path, f"must be {allowed}, not {shown(value)}")
+    return value
+
+
+def ascending_seats(value: object, seats: int, path: str) -> tuple[int, ...]:
+    """Distinct seats in ascending order."""
+    if not isinstance(value, list):
+        raise StateError(path, "must be a list of seats")
+    read = tuple(seat(item, seats, f"{path}.{index}") for index, item in enumerate(value))
+    if list(read) != sorted(set(read)):
+        raise StateError(path, "must list distinct seats in ascending order")
+    return read
+
+
+def card(
+    value: object, path: str, pack: Collection[str], error: type[GameError] = StateError
+) -> str:
+    """A card of `pack` in any accepted input form, in its canonical form; `error` is the
+    kind raised (a move's card is not a state's)."""
+    try:
+        read = parse_card(value)
+    except CardError:
+        raise error(path, f"{shown(value)} is not a card") from None
+    if read not in pack:
+        raise error(path, f"{read} is not a card of this game's {len(pack)}-card pack")
+    return read
+
+
+def cards(value: object, path: str, pack: frozenset[str]) -> tuple[str, ...]:
+    """A list of cards of `pack`."""
+    if type(value) is list:
+        try:
+            if pack.issuperset(value):
+                return tuple(value)  # every card already in its canonical form
+        except TypeError:
+            pass  # something unhashable: the careful reading below names it
+    if not isinstance(value, list):
+        raise StateError(path, "must be a list of cards")
+    return tuple(card(item, f"{path}.{index}", pack) for index, item in enumerate(value))
+
+
+def listed(
+    value: object, size: int, path: str, read: Callable[[object, str], Any], each: str
+) -> tuple:
+    """A list of exactly `size` entries (one per seat, one per side), each read by `read`."""
+    if not isinstance(value, list) or len(value) != size:
+        raise StateError(path, f"must be a list with one entry per {each} ({size})")
+    return tuple(read(item, f"{path}.{index}") for index, item in enumerate(value))
+
+
+def under_rules(error: GameError) -> StateError:
+    """A rules or seats error met in a state's `rules` or `seats`, named under the state."""
+    path = error.path if error.path in ("rules", "seats") else f"rules.{error.path}"
+    return StateError(path, error.reason, error.choices)

@@ -1,0 +1,122 @@
+"""How a game declares its shapes — rule options, state, view, move, legal move, events —
+as plain JSON-Schema data (2020-12 keywords, the subset OpenAPI 3.1 reads), so that the
+service derives its request checks and openapi.yaml from them and the engine checks rule
+options against the very same declaration.
+
+The helpers build the few forms the games use; `conforms` and `demand` read an option's
+shape (type, enum, bounds, array items) to check a value and to say in words what it must
+be. References between a game's own shapes are `ref("Name")`, resolved by the service
+against the game's component names (`{"$ref": "#/components/schemas/<Title><Name>"}`).
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.errors import one_of
+
+Shape = dict[str, Any]
+KINDS = {bool: "boolean", int: "integer", str: "string"}
+# The marker of a reference to another shape of the same game, resolved by the service.
+REF = "$game_ref"
+
+
+def choice(*values: object, description: str = "") -> Shape:
+    """One of a few values of one JSON type."""
+    return described({"type": KINDS[type(values[0])], "enum": list(values)}, description)
+
+
+def integer(minimum: int | None = None, maximum: int | None = None, description: str = "") -> Shape:
+    shape: Shape = {"type": "integer"}
+    if minimum is not None:
+        shape["minimum"] = minimum
+    if maximum is not None:
+        shape["maximum"] = maximum
+    return described(shape, description)
+
+
+def boolean(description: str = "") -> Shape:
+    return described({"type": "boolean"}, description)
+
+
+def string(description: str = "", **more: Any) -> Shape:
+    return described({"type": "string", **more}, description)
+
+
+def const(value: str) -> Shape:
+    """Exactly this string (an event's `type`, a state's `game`)."""
+    return {"type": "string", "const": value}
+
+
+def array(items: Shape, description: str = "", **bounds: int) -> Shape:
+    """A list of `items`; `bounds` are minItems / maxItems."""
+    return described({"type": "array", "items": items, **bounds}, description)
+
+
+def nullable(shape: Shape) -> Shape:
+    """`shape` or null."""
+    kind = shape.get("type")
+    if isinstance(kind, str) and REF not in shape:
+        widened = {**shape, "type": [kind, "null"]}
+        if "enum" in shape:
+            widened["enum"] = [*shape["enum"], None]
+        return widened
+    return {"anyOf": [shape, {"type": "null"}]}
+
+
+def ref(name: str, description: str = "") -> Shape:
+    """Another shape of the same game, by its name in the game's `Shapes.named`."""
+    return described({REF: name}, description)
+
+
+def obj(
+    properties: Mapping[str, Shape], optional: tuple[str, ...] = (), description: str = ""
+) -> Shape:
+    """A closed object: every property required but the `optional` ones, no other key."""
+    shape: Shape = {
+        "type": "object",
+        "properties": dict(properties),
+        "required": [name for name in properties if name not in optional],
+        "additionalProperties": False,
+    }
+    return described(shape, description)
+
+
+def described(shape: Shape, description: str) -> Shape:
+    return {**shape, "description": description} if description else shape
+
+
+def conforms(shape: Shape, value: object) -> bool:
+    """Whether `value` has the option shape `shape` (type, enum, bounds, array items);
+    JSON's types: a boolean is not an integer."""
+    kind = shape["type"]
+    if kind == "array":
+        if not isinstance(value, list) or len(value) < shape.get("minItems", 0):
+            return False
+        return all(conforms(shape["items"], item) for item in value)
+    if KINDS.get(type(value)) != kind:
+        return False
+    if "enum" in shape and value not in shape["enum"]:
+        return False
+    if "minimum" in shape and value < shape["minimum"]:  # type: ignore[operator]
+        return False
+    return not ("maximum" in shape and value > shape["maximum"])  # type: ignore[operator]
+
+
+def demand(shape: Shape) -> str:
+    """What a value of `shape` must be, in words: `4 or 6`, `an integer from 1 to 1000`."""
+    kind = shape["type"]
+    if kind == "array":
+        some = "a non-empty list" if shape.get("minItems") else "a list"
+        return f"{some} drawn from {demand(shape['items'])}"
+    if "enum" in shape:
+        return one_of(shape["enum"])
+    if kind == "boolean":
+        return "true or false"
+    if kind == "integer":
+        low, high = shape.get("minimum"), shape.get("maximum")
+        if low is not None and high is not None:
+            return f"an integer from {low} to {high}"
+        if low is not None:
+            return f"an integer >= {low}"
+        return "an integer" if high is None else f"an integer <= {high}"
+    return f"a {kind}"
