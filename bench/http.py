@@ -40,6 +40,9 @@ from tests.gunicorn_server import GUNICORN, ROOT, Gunicorn, gunicorn
 THROUGHPUT_GOAL = 0.75  # each endpoint's share of the echo floor's requests/s
 P99_GOAL = 3.0  # each endpoint's p99 latency against the echo's, at the same load
 ENDPOINTS = ("legal-moves", "apply")
+# How long a gunicorn may take to answer its first request: on a loaded machine, importing
+# the service alone can take half a minute.
+STARTUP_SECONDS = 120.0
 # What makes a gunicorn's worker shape: the echo is served with the service's own.
 SHAPE = ("worker_class", "threads", "worker_connections", "workers", "keepalive")
 
@@ -91,7 +94,9 @@ def echo_server(directory: Path, shape: dict[str, str | int]) -> Iterator[Gunico
     access log, no hooks), on a free port."""
     config = directory / "echo.conf.py"
     config.write_text("".join(f"{name} = {value!r}\n" for name, value in shape.items()))
-    with gunicorn(directory / "echo.log", "bench.echo:app", config=str(config)) as server:
+    with gunicorn(
+        directory / "echo.log", "bench.echo:app", config=str(config), within=STARTUP_SECONDS
+    ) as server:
         yield server
 
 
@@ -151,7 +156,9 @@ def measure(
             for key, lines in bodies.items()
         }
         with (
-            gunicorn(directory / "service.log", *options, **redis) as service,
+            gunicorn(
+                directory / "service.log", *options, within=STARTUP_SECONDS, **redis
+            ) as service,
             echo_server(directory, shape) as echo,
         ):
             print(f"service: gunicorn.conf.py {' '.join(options)}; echo: the same shape, "
