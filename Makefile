@@ -1,5 +1,6 @@
 VENV := .venv
 PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --quiet --disable-pip-version-check
 PYTEST_ARGS ?=
 CLIENT := clients/typescript
 
@@ -7,37 +8,48 @@ CLIENT := clients/typescript
 
 venv: $(VENV)/.installed
 
-# Reinstall only when pyproject.toml is newer than the stamp. `serve` has what serving
-# needs; `.installed` adds the test tools.
-$(VENV)/.serve: pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e .
-	touch $@
+# A venv left half-made (made without Debian's python3-venv, so without pip, or whose Python
+# no longer runs) is removed before make looks at the stamps below, so it is built again.
+ifneq ($(wildcard $(VENV)),)
+ifneq ($(shell $(PY) -c 'import pip' >/dev/null 2>&1 && echo ok),ok)
+$(info $(VENV) has no working Python or pip: building it again)
+$(shell rm -rf $(VENV))
+endif
+endif
 
-$(VENV)/.installed: $(VENV)/.serve
-	$(PY) -m pip install -e '.[test]'
-	touch $@
-
-# $(call apt-install,COMMAND,PACKAGES[,OPTIONS]): install PACKAGES from Debian when COMMAND is
-# missing (as root, or through sudo), with apt-get's OPTIONS if any.
+# $(call apt-install,CHECK,PACKAGES): when the shell command CHECK fails, install PACKAGES
+# from Debian (as root, or through sudo), without the packages they only recommend.
 define apt-install
-	@command -v $(1) >/dev/null 2>&1 || { \
+	@$(1) >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then sudo=; \
 	  elif command -v sudo >/dev/null 2>&1; then sudo=sudo; \
-	  else echo "$(1) is missing; install it as root: apt-get install -y $(3) $(2)" >&2; exit 1; fi; \
-	  $$sudo apt-get update && \
-	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y $(3) $(2); }
+	  else echo "$(2) is missing; install it as root: apt-get install --no-install-recommends $(2)" >&2; \
+	    exit 1; fi; \
+	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends $(2); }
 endef
+
+# Reinstall only when pyproject.toml is newer than the stamp. `serve` has what serving
+# needs; `.installed` adds the test tools. pip speaks only of warnings and errors.
+# Debian's python3 makes a venv with pip only with python3-venv (ensurepip).
+$(VENV)/.serve: pyproject.toml
+	$(call apt-install,python3 -c 'import ensurepip',python3-venv)
+	@test -x $(PY) || python3 -m venv $(VENV)
+	@$(PIP) install -e .
+	@touch $@
+
+$(VENV)/.installed: $(VENV)/.serve
+	@$(PIP) install -e '.[test]'
+	@touch $@
 
 # redis-cli too: the Redis Cluster tests join their nodes with `redis-cli --cluster create`.
 redis-server:
-	$(call apt-install,redis-server,redis-server)
-	$(call apt-install,redis-cli,redis-tools)
+	$(call apt-install,command -v redis-server,redis-server)
+	$(call apt-install,command -v redis-cli,redis-tools)
 
 # Node and npm for the TypeScript client (Debian's packages when missing).
 node:
-	$(call apt-install,npm,nodejs npm)
+	$(call apt-install,command -v npm,nodejs npm)
 
 # The client's npm packages, exactly as package-lock.json pins them.
 $(CLIENT)/node_modules/.installed: $(CLIENT)/package-lock.json | node
@@ -45,25 +57,30 @@ $(CLIENT)/node_modules/.installed: $(CLIENT)/package-lock.json | node
 	touch $@
 
 # Headless browser for the play page's tests (driven by Playwright, which downloads nothing).
+# Its recommended packages (cups, avahi, upower, a sandbox helper…) are not needed headless.
 chromium:
-	$(call apt-install,chromium,chromium)
+	$(call apt-install,command -v chromium,chromium)
 
 test: venv redis-server chromium $(CLIENT)/node_modules/.installed
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 	cd $(CLIENT) && npm test
 	$(VENV)/bin/ruff check .
 
+# Quiet unless something fails: gunicorn's and the service's warnings and errors only, no
+# access log; gunicorn.conf.py says where to go once it listens (127.0.0.1 unless HOST says
+# otherwise). LOG_LEVEL=info and ACCESS_LOG=- bring the rest back.
 run: $(VENV)/.serve
-	$(VENV)/bin/gunicorn -c gunicorn.conf.py service.wsgi:app
+	@LOG_LEVEL=$${LOG_LEVEL:-warning} $(VENV)/bin/gunicorn -c gunicorn.conf.py \
+	  --access-logfile $${ACCESS_LOG:-/dev/null} service.wsgi:app
 
 # The benchmarks' peers, OpenSpiel and RLCard, come with the optional `bench` extra.
 $(VENV)/.bench-installed: $(VENV)/.installed
-	$(PY) -m pip install -e '.[test,bench]'
-	touch $@
+	@$(PIP) install -e '.[test,bench]'
+	@touch $@
 
 # wrk, the C load generator of the HTTP benchmarks.
 wrk:
-	$(call apt-install,wrk,wrk,--no-install-recommends)
+	$(call apt-install,command -v wrk,wrk)
 
 bench: venv redis-server wrk $(VENV)/.bench-installed
 	$(PY) -m bench

@@ -2,6 +2,7 @@
 
 import os
 import re
+import sys
 import tempfile
 from json.encoder import encode_basestring_ascii  # json.dumps of a str, in C
 from pathlib import Path
@@ -10,7 +11,8 @@ from typing import Any
 from gunicorn import glogging
 
 wsgi_app = "service.wsgi:app"
-bind = f"{os.environ.get('HOST', '0.0.0.0')}:{os.environ.get('PORT', '8000')}"
+# This machine only, unless HOST says otherwise (the Docker image sets 0.0.0.0).
+bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 # Long polls (GET /v1/sessions/{id}/events) wait up to LONG_POLL_SECONDS. Under gevent a
 # waiting client costs a greenlet and a socket, not a thread, so thousands can wait while
 # moves are served; redis-py and the in-process store's locks cooperate once gevent has
@@ -117,6 +119,22 @@ logger_class = JsonAccessLogger
 # must exist before any worker imports it and must not hold a previous run's files.
 if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="basra-metrics-")
+
+
+def when_ready(server: Any) -> None:
+    """Say where to go, whatever the log level: the play page and the API's docs, at the
+    address gunicorn listens on (localhost for the loopback or every interface)."""
+    for listener in server.LISTENERS:
+        address = listener.sock.getsockname()
+        if not isinstance(address, tuple):
+            continue  # a unix socket: no URL to give
+        host, port = address[:2]
+        everywhere = host in {"0.0.0.0", "::"}
+        shown = "localhost" if everywhere or host in {"127.0.0.1", "::1"} else host
+        url = f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
+        where = f"{url} (every interface)" if everywhere else url
+        print(f"Serving on {where}: play at {url}/play, the API at {url}/docs/",
+              file=sys.stderr, flush=True)  # fmt: skip
 
 
 def on_starting(server: Any) -> None:

@@ -13,8 +13,8 @@ connection count, in one-second slices (wrk counts whole seconds) taken in turn 
 service, then the echo, then the next endpoint), so a load that comes and goes on the
 machine weighs on each alike. Targets:
 each >= 0.75 x the echo's requests/s and p99 <= 3 x the echo's p99, at the same load. It
-ends with the cost of checking a full state: the game's reader against a deep marshmallow
-schema.
+ends with the cost of checking a full state: the game's reader against a deep JSON Schema
+check.
 """
 
 import argparse
@@ -28,12 +28,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import jsonschema_rs
 import orjson
 
 from bench.report import Target, print_targets
 from bench.wrk import Load, body_file, post
 from engine.game import games, get_game
-from service.schemas.basra import BasraStateSchema
+from service.schemas.derived import standalone
 from service.schemas.envelopes import envelopes_of
 from tests.gunicorn_server import GUNICORN, ROOT, Gunicorn, gunicorn
 
@@ -121,13 +122,15 @@ def endpoint_targets(connections: int, served: Load, echo: Load) -> list[Target]
 
 
 def state_check_cost(pairs: list[tuple[dict, dict]]) -> list[tuple[str, float]]:
-    """Microseconds per full state: raw envelope, the game's reader, a deep marshmallow load."""
+    """Microseconds per full state: raw envelope, the game's reader, a deep JSON Schema
+    validation against the game's declared state (jsonschema-rs)."""
     game, states = get_game("basra"), [state for state, _ in pairs[:50]]
-    envelope, deep = envelopes_of("basra").state(), BasraStateSchema()
+    envelope = envelopes_of("basra").state()
+    deep = jsonschema_rs.validator_for(standalone(game, game.shapes.state))
     checks = {
         "marshmallow envelope, state raw": lambda: [envelope.load({"state": s}) for s in states],
         "game.read (the deep check used)": lambda: [game.read(s) for s in states],
-        "marshmallow deep BasraStateSchema": lambda: [deep.load(s) for s in states],
+        "deep JSON Schema of BasraState": lambda: [deep.validate(s) for s in states],
     }
     return [
         (name, min(timeit.repeat(check, number=20, repeat=3)) / (20 * len(states)) * 1e6)

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from engine.cards import sort_cards
 from engine.errors import UnknownGame
+from engine.shapes import GameShapes
 
 Events = list[dict[str, Any]]
 
@@ -51,6 +52,8 @@ class Search(Protocol):
 class Game(Protocol):
     name: str
     search: Search | None
+    # Every shape of the game as plain data: its options, state, view, moves, events.
+    shapes: GameShapes
 
     def catalogue(self) -> dict[str, Any]:
         """The name, the seat counts, the default preset, every preset resolved and every
@@ -121,6 +124,7 @@ class CardGame:
     default_preset: str
     seat_counts: tuple[int, ...]
     state: Any  # the State class: `State.from_json` reads a state
+    shapes: GameShapes
     # A fresh match under rules already read: deal(rules, seats, seed).
     deal: Callable[[Any, int, str], Any]
     # Per side, the breakdown of the round or deal as it stands: score(state).

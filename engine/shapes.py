@@ -10,14 +10,37 @@ against the game's component names (`{"$ref": "#/components/schemas/<Title><Name
 """
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import one_of
 
 Shape = dict[str, Any]
+# Every form engine/cards.py `parse_card` reads.
+CARD_PATTERN = "^(?:[A2-9TJQKatjqk]|10)[CDHScdhs]$"
 KINDS = {bool: "boolean", int: "integer", str: "string"}
 # The marker of a reference to another shape of the same game, resolved by the service.
 REF = "$game_ref"
+
+
+@dataclass(frozen=True, slots=True)
+class GameShapes:
+    """Every shape of one game: `state` (what `write` gives and `read` takes), `view` (what
+    one seat sees), `move` (what `read_move` accepts), `legal_move` (what `write_move`
+    gives), `side_score` (one entry of `score`), `events` (one closed object per event
+    type, its `type` a `const`), `named`: the parts they refer to with `ref(name)`, and
+    `options`: each rule option's shape, the very declaration the game's rules check
+    values against. A state refers to its resolved rules as `ref("ResolvedRules")` and a
+    score entry as `ref("SideScore")`, which the service builds."""
+
+    options: Mapping[str, Shape]
+    state: Shape
+    view: Shape
+    move: Shape
+    legal_move: Shape
+    side_score: Shape
+    events: tuple[Shape, ...]
+    named: Mapping[str, Shape] = field(default_factory=dict)
 
 
 def choice(*values: object, description: str = "") -> Shape:
@@ -42,9 +65,20 @@ def string(description: str = "", **more: Any) -> Shape:
     return described({"type": "string", **more}, description)
 
 
-def const(value: str) -> Shape:
+def const(value: str, description: str = "") -> Shape:
     """Exactly this string (an event's `type`, a state's `game`)."""
-    return {"type": "string", "const": value}
+    return described({"type": "string", "const": value}, description)
+
+
+def card(description: str = "") -> Shape:
+    """A card: rank then suit (`7D`, `TD`); input also takes `10d`, `7d`."""
+    return described(
+        {"type": "string", "pattern": CARD_PATTERN, "examples": ["7D", "TD"]}, description
+    )
+
+
+def cards(description: str = "", **bounds: int) -> Shape:
+    return array(card(), description, **bounds)
 
 
 def array(items: Shape, description: str = "", **bounds: int) -> Shape:

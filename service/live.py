@@ -30,7 +30,6 @@ log = logging.getLogger("service.live")
 Clock = Callable[[], float]  # seconds since the epoch (deadlines are wall-clock times)
 
 MAX_SPECTATORS = 16
-TIMEOUT_LEVELS = ("random", "greedy", "expert")
 DEFAULT_TIMEOUT_LEVEL = "greedy"
 
 

@@ -4,15 +4,12 @@ input is the same answer (or the same 422, naming the same field) on both paths.
 
 import secrets
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
-
-from marshmallow import Schema, ValidationError
 
 from engine.errors import GameError
 from engine.game import Game
-from service.errors import Unprocessable, invalid, json_paths
-from service.schemas import game_schemas
+from service.errors import Unprocessable, invalid
+from service.schemas.derived import move_errors
 
 SEED_BYTES = 16
 
@@ -58,35 +55,31 @@ def read_state(game: Game, data: object) -> Any:
         raise invalid(under("state", error.path), error.reason, error.choices) from error
 
 
-@cache
-def move_schema(game: str) -> Schema:
-    """The game's move schema, built once (building costs more than a load)."""
-    return game_schemas(game).move()
+def check_move(game: Game, data: object) -> None:
+    """A 422 naming the field under `move` when `data` has not the shape the game declares
+    for a move."""
+    errors = move_errors(game.name, data)
+    if errors:
+        raise Unprocessable(
+            {under("move", path) if path else "move": why for path, why in errors.items()}
+        )
 
 
-def load_move(game: Game, data: object) -> Any:
-    """The move as the game's move schema loads it (cards in their canonical form); a 422
-    naming the field under `move` when it is not one."""
+def legal_move(game: Game, state: Any, data: object) -> Any:
+    """The legal move a move of the declared shape names, read whole by the game. The game's
+    errors about the move are named under `move`; an error it meets in the state (e.g. too
+    many captures to list) is named under `state`."""
     try:
-        return move_schema(game.name).load(data)  # type: ignore[arg-type]
-    except ValidationError as error:
-        raise Unprocessable(json_paths(error.messages, "move")) from error
-
-
-def legal_move(game: Game, state: Any, move: Any) -> Any:
-    """The legal move a loaded move names, read whole by the game. The game's errors about
-    the move are named under `move`; an error it meets in the state (e.g. too many captures
-    to list) is named under `state`."""
-    try:
-        return game.read_move(state, move)
+        return game.read_move(state, data)
     except GameError as error:
         prefix = "move" if error.path.startswith("move") else "state"
         raise invalid(under(prefix, error.path), error.reason, error.choices) from error
 
 
 def read_move(game: Game, state: Any, data: object) -> Any:
-    """The legal move `data` names: its schema's checks, then the game's."""
-    return legal_move(game, state, load_move(game, data))
+    """The legal move `data` names: its declared shape's checks, then the game's."""
+    check_move(game, data)
+    return legal_move(game, state, data)
 
 
 def check_seat(game: Game, state: Any, seat: int) -> int:

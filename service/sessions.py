@@ -385,6 +385,7 @@ class Sessions:
             known, version=version + len(batches), state=state, live_text=live.dumps(), live=live
         )
         answer = {
+            "game": game.name,
             "version": after.version,
             "epoch": known.epoch,
             "view": game.view(state, seat),
@@ -870,6 +871,7 @@ def moves_of(known: Known, seat: int | None) -> list[dict[str, Any]]:
 
 def seat_answer(known: Known, seat: int | None, now: float) -> dict[str, Any]:
     return {
+        "game": known.game.name,
         "id": known.id,
         "version": known.version,
         "epoch": known.epoch,

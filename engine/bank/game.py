@@ -6,6 +6,7 @@ from engine.bank import hidden, moves, play, scoring
 from engine.bank.moves import Move
 from engine.bank.rules import DEFAULT_PRESET, PRESETS, SEAT_COUNTS, Rules
 from engine.bank.search import BankSearch
+from engine.bank.shapes import SHAPES
 from engine.bank.state import MATCH_OVER, State
 from engine.game import CardGame, Events, MatchResult, register, seat_view
 
@@ -17,6 +18,7 @@ class Bank(CardGame):
     search = BankSearch()
     rules, presets, default_preset, seat_counts = Rules, PRESETS, DEFAULT_PRESET, SEAT_COUNTS
     state = State
+    shapes = SHAPES
 
     deal = staticmethod(play.new_game)
     legal_moves = staticmethod(moves.legal_moves)

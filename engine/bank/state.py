@@ -213,7 +213,7 @@ def read_trumps(value: object, seats: int) -> tuple[tuple[int, int, int, int], t
     )
 
     def suit_or_null(item: object, path: str) -> str | None:
-        if item is not None and item not in SUITS:
+        if item is not None and item not in tuple(SUITS):
             raise StateError(path, f"must be a suit (C, D, H or S) or null, got {shown(item)}")
         return item
 
@@ -262,9 +262,7 @@ def read_out(value: object, seats: int) -> tuple[Out, ...]:
         place = fields.integer(entry["place"], f"{path}.place")
         if place != index + 1:
             raise StateError(f"{path}.place", f"entry {index} of out must have place {index + 1}")
-        finish = entry["finish"]
-        if finish not in BONUS:
-            raise StateError(f"{path}.finish", f"must be one of {', '.join(BONUS)}")
+        finish = fields.one_value(entry["finish"], f"{path}.finish", tuple(BONUS))
         bonus = fields.integer(entry["bonus"], f"{path}.bonus")
         if bonus != BONUS[finish][index]:
             raise StateError(

@@ -3,6 +3,7 @@
 from engine.basra import hidden, moves, play, scoring
 from engine.basra.rules import DEFAULT_PRESET, PRESETS, SEAT_COUNTS, Rules
 from engine.basra.search import BasraSearch
+from engine.basra.shapes import SHAPES
 from engine.basra.state import MATCH_OVER, State, side_of
 from engine.game import CardGame, MatchResult, register, seat_view
 
@@ -14,6 +15,7 @@ class Basra(CardGame):
     search = BasraSearch()
     rules, presets, default_preset, seat_counts = Rules, PRESETS, DEFAULT_PRESET, SEAT_COUNTS
     state = State
+    shapes = SHAPES
 
     deal = staticmethod(play.new_game)
     legal_moves = staticmethod(moves.legal_moves)

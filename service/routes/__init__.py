@@ -45,7 +45,7 @@ def read_body(envelope: Schema, objects: Collection[str] = ()) -> dict[str, Any]
     A body that holds exactly the fields `objects`, each a JSON object, is handed on as it
     is, without a marshmallow load: the envelope checks no more of such a field than that it
     is an object, and the route reads each one in depth with its own reader (the game's state
-    reader, the move's schema and the game's move reader), which name the bad field. Any
+    reader, the move's declared shape and the game's move reader), which name the bad field. Any
     other body is loaded by the envelope, so its 422 names the field as always."""
     body = json_body(flask.request)
     if (

@@ -13,7 +13,7 @@ from service import requests
 from service.errors import Problem
 from service.routes import Blueprint, answer, documented, read_body
 from service.routes.hints import add_hint
-from service.schemas.common import title_of
+from service.schemas.derived import title_of
 from service.schemas.envelopes import CatalogueResponse, envelopes_of
 
 PREFIX = "/v1/games"
@@ -65,9 +65,9 @@ def game_blueprint(game: Game) -> Blueprint:
     def apply() -> flask.Response:
         """Play one move. An illegal move is a 422 that says why."""
         body = read_body(apply_request, STATE_AND_MOVE)
-        move = requests.load_move(game, body["move"])  # a malformed move is named before the state
+        requests.check_move(game, body["move"])  # a malformed move is named before the state
         state = requests.read_state(game, body["state"])
-        state, events = game.apply(state, requests.legal_move(game, state, move))
+        state, events = game.apply(state, requests.legal_move(game, state, body["move"]))
         return answer({"state": game.write(state), "events": events})
 
     @blp.route("/score", methods=["POST"])

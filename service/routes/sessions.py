@@ -228,7 +228,7 @@ def add_spectator(session_id: str) -> flask.Response:
             "in": "header",
             "name": "Last-Event-ID",
             "required": False,
-            "schema": {"type": "integer", "minimum": 0},
+            "schema": {"type": "integer", "minimum": 0, "maximum": 2**53 - 1},
             "description": "resume after this version (what an EventSource sends on "
             "reconnecting): every later version once, in order",
         }

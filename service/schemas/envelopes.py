@@ -13,55 +13,18 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from marshmallow import INCLUDE, Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from engine.bots import LEVELS
-from engine.game import Game, games, get_game
+from engine.game import games, get_game
 from service.errors import ProblemSchema
-from service.live import DEFAULT_TIMEOUT_LEVEL, MAX_SPECTATORS, TIMEOUT_LEVELS
-from service.schemas.common import (
-    EventSchema,
-    GameSchemas,
-    event_type,
-    game_schemas,
-    tag_of,
-    title_of,
-)
+from service.live import DEFAULT_TIMEOUT_LEVEL, MAX_SPECTATORS
+from service.schemas.derived import TIMEOUT_EVENT, move_errors, ref, tagged_union, title_of
 
 # The metadata key of a field's JSON schema written as it is (see `written_as_is`).
 JSON_SCHEMA = "json_schema"
 # Hosted-session clients of v1 were written when Basra was the only game: they may omit it.
 DEFAULT_GAME = "basra"
-
-
-def component(schema: type[Schema]) -> str:
-    """The component name of a schema class (apispec's rule: the class name less 'Schema')."""
-    return schema.__name__.removesuffix("Schema")
-
-
-def ref(schema: type[Schema]) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{component(schema)}"}
-
-
-def any_of(schemas: list[type[Schema]]) -> dict[str, Any]:
-    """One of these shapes (anyOf: an open shape may match several)."""
-    return {"anyOf": [ref(schema) for schema in schemas]}
-
-
-def tagged(schemas: list[type[Schema]], tag: str) -> dict[str, Any]:
-    """Exactly one of these shapes, told apart by the value of their field `tag` (an explicit
-    mapping, so that typed clients take the tag values, not the schema names); anyOf when
-    some shape does not fix its tag (a game served without a schema module)."""
-    try:
-        mapping = {tag_of(schema, tag): ref(schema)["$ref"] for schema in schemas}
-    except ValueError:
-        return any_of(schemas)
-    if len(mapping) < len(schemas):
-        return any_of(schemas)
-    return {
-        "oneOf": [ref(schema) for schema in schemas],
-        "discriminator": {"propertyName": tag, "mapping": mapping},
-    }
 
 
 def shaped(shape: dict[str, Any], **kwargs: Any) -> fields.Raw:
@@ -73,8 +36,10 @@ def shaped(shape: dict[str, Any], **kwargs: Any) -> fields.Raw:
 
 def written_as_is(converter: Any, field: fields.Field, **kwargs: Any) -> dict[str, Any]:
     """apispec passes on only the keywords it knows of a field's metadata; a `shaped` field's
-    schema (a discriminator, `contains`...) goes into openapi.yaml whole."""
-    return dict(field.metadata.get(JSON_SCHEMA, {}))
+    schema (a discriminator, `contains`...) goes into openapi.yaml whole. A callable gives
+    it when the document is built (what depends on the games registered by then)."""
+    shape = field.metadata.get(JSON_SCHEMA, {})
+    return dict(shape() if callable(shape) else shape)
 
 
 def schema_class(name: str, attributes: dict[str, Any], description: str = "") -> type[Schema]:
@@ -88,10 +53,12 @@ class RawObject(fields.Raw):
     """A JSON object kept as it is: marshmallow checks only that it is an object; the game
     checks the rest and names the bad field. `shape` documents it."""
 
-    def __init__(self, shape: dict[str, Any], what: str, **kwargs: Any) -> None:
+    def __init__(self, shape: Any, what: str, **kwargs: Any) -> None:
         self.what = what
-        metadata = {"type": "object", "allOf": [shape], **kwargs.pop("metadata", {})}
-        super().__init__(metadata=metadata, **kwargs)
+        metadata = kwargs.pop("metadata", {})
+        description = metadata.pop("description", None)
+        documented = {**shape, "description": description} if description else shape
+        super().__init__(metadata={JSON_SCHEMA: documented, **metadata}, **kwargs)
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict:
         if not isinstance(value, dict):
@@ -99,46 +66,20 @@ class RawObject(fields.Raw):
         return value
 
 
-def objects(shape: dict[str, Any], **kwargs: Any) -> fields.List:
-    """A list of objects of `shape` (documentation: answers are written by the game)."""
-    return fields.List(shaped(shape), **kwargs)
+class MoveField(fields.Raw):
+    """A move of one game: checked against the shape the game declares for a move (the
+    game then reads it whole), documented by it."""
 
+    def __init__(self, game: str, **kwargs: Any) -> None:
+        self.game = game
+        shape = ref(f"{title_of(game)}Move")
+        super().__init__(metadata={JSON_SCHEMA: shape, **kwargs.pop("metadata", {})}, **kwargs)
 
-def option_defaults(catalogue: dict[str, Any]) -> str:
-    return ", ".join(
-        f"{name} (default {json.dumps(value)})" for name, value in catalogue["options"].items()
-    )
-
-
-def rules_schema(game: Game) -> type[Schema]:
-    """`{"preset": name, <option>: value, ...}` for `game`; the game checks every option."""
-    catalogue = game.catalogue()
-    preset = catalogue["default_preset"]
-    return type(
-        f"{title_of(game.name)}RulesSchema",
-        (Schema,),
-        {
-            "Meta": type(
-                "Meta",
-                (),
-                {
-                    "unknown": INCLUDE,
-                    "description": "A preset and any rule options that override it; "
-                    f"GET /v1/games lists them all. Default {json.dumps({'preset': preset})}. "
-                    f"Options: {option_defaults(catalogue)}. A state echoes every resolved "
-                    "option.",
-                },
-            ),
-            "preset": fields.String(
-                metadata={
-                    "description": "a preset name (see GET /v1/games)",
-                    "examples": [preset],
-                    "enum": sorted(catalogue["presets"]),
-                }
-            ),
-            **{name: shaped(shape) for name, shape in game_schemas(game.name).options.items()},
-        },
-    )
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        errors = move_errors(self.game, value)
+        if errors:
+            raise ValidationError({path or "_schema": why for path, why in errors.items()})
+        return value
 
 
 def seed_field(what: str) -> fields.String:
@@ -179,7 +120,6 @@ class Envelopes:
 def envelopes_of(name: str) -> Envelopes:
     """The envelopes of the registered game `name`, built once."""
     game = get_game(name)
-    shapes = game_schemas(name)
     title = title_of(name)
     catalogue = game.catalogue()
     *fewer, most = [str(count) for count in catalogue["seats"]]
@@ -188,7 +128,7 @@ def envelopes_of(name: str) -> Envelopes:
 
     def state_field() -> RawObject:
         return RawObject(
-            ref(shapes.state),
+            ref(f"{title}State"),
             "a game state",
             required=True,
             metadata={"description": f"a whole {title} state, as the server wrote it"},
@@ -197,11 +137,11 @@ def envelopes_of(name: str) -> Envelopes:
     def state_request(**more: Any) -> dict[str, Any]:
         return {"state": state_field(), **more}
 
-    def legal_move(**kwargs: Any) -> fields.Nested:
-        return fields.Nested(shapes.legal_move, **kwargs)
+    def legal_move(**kwargs: Any) -> fields.Raw:
+        return shaped(ref(f"{title}LegalMove"), **kwargs)
 
-    events = objects(tagged(list(shapes.events), "type"), required=True)
-    view = shaped({"allOf": [ref(shapes.view)]}, required=True)
+    events = fields.List(shaped(ref(f"{title}Event")), required=True)
+    view = shaped(ref(f"{title}View"), required=True)
     alternative = schema_class(
         f"{title}HintAlternative",
         {
@@ -219,8 +159,9 @@ def envelopes_of(name: str) -> Envelopes:
         new=schema_class(
             f"{title}NewGameRequest",
             {
-                "rules": fields.Nested(
-                    rules_schema(game),
+                "rules": RawObject(
+                    ref(f"{title}Rules"),
+                    "a preset and rule options",
                     metadata={"description": f"default {json.dumps(defaults[0])}"},
                 ),
                 "seed": seed_field("same seed and rules give the same game"),
@@ -236,7 +177,8 @@ def envelopes_of(name: str) -> Envelopes:
         ),
         state=schema_class(f"{title}StateRequest", state_request()),
         apply=schema_class(
-            f"{title}ApplyRequest", state_request(move=fields.Nested(shapes.move, required=True))
+            f"{title}ApplyRequest",
+            state_request(move=MoveField(name, required=True)),
         ),
         view=schema_class(
             f"{title}ViewRequest",
@@ -262,7 +204,7 @@ def envelopes_of(name: str) -> Envelopes:
         ),
         score_answer=schema_class(
             f"{title}ScoreResponse",
-            {"sides": fields.List(fields.Nested(shapes.side_score), required=True)},
+            {"sides": fields.List(shaped(ref(f"{title}SideScore")), required=True)},
         ),
         view_answer=schema_class(f"{title}ViewResponse", {"view": view}),
         hint_answer=schema_class(
@@ -285,33 +227,16 @@ def envelopes_of(name: str) -> Envelopes:
 # -- the catalogue ---------------------------------------------------------------------------
 
 
-class GameCatalogueSchema(Schema):
-    name = fields.String(required=True)
-    seats = fields.List(fields.Integer(), required=True)
-    default_preset = fields.String(required=True)
-    presets = fields.Dict(
-        keys=fields.String(), values=fields.Dict(), required=True,
-        metadata={"description": "each preset with every option resolved"},
-    )  # fmt: skip
-    options = fields.Dict(
-        required=True, metadata={"description": "every rule option with its default"}
-    )
+def any_catalogue() -> dict[str, Any]:
+    """Any game's entry of the catalogue, told apart by its `name`."""
+    return tagged_union([f"{title_of(name)}Catalogue" for name in games()], "name", list(games()))
 
 
 class CatalogueResponse(Schema):
-    games = fields.List(fields.Nested(GameCatalogueSchema), required=True)
+    games = fields.List(shaped(any_catalogue), required=True)
 
 
 # -- hosted sessions -------------------------------------------------------------------------
-
-
-def every_game(role: str) -> dict[str, Any]:
-    """Any game's schema for `role` (state, view, move, legal_move...)."""
-    return any_of([getattr(game_schemas(name), role) for name in games()])
-
-
-def every_event() -> dict[str, Any]:
-    return any_of([event for name in games() for event in game_schemas(name).events])
 
 
 def registered(name: str) -> None:
@@ -328,10 +253,6 @@ BOT_NEEDS_A_LEVEL = {
     "then": {"required": ["level"]},
     "else": {"not": {"required": ["level"]}},
 }
-
-
-def seat_counts() -> set[int]:
-    return {count for game in games().values() for count in game.catalogue()["seats"]}
 
 
 class SessionSeatRequest(Schema):
@@ -352,31 +273,28 @@ class SessionSeatRequest(Schema):
             raise ValidationError("only a bot seat has a level", "level")
 
 
+GAME = (
+    f"a game of GET /v1/games; the service takes a request without it as {DEFAULT_GAME} "
+    "(clients written when Basra was the only game)"
+)
+RULES = (
+    "the game's rules: a preset and any options that override it (GET /v1/games lists "
+    "them); default: the game's default preset. The game checks them."
+)
+
+
 class CreateSessionRequest(Schema):
-    game = fields.String(
-        load_default=DEFAULT_GAME,
-        validate=registered,
-        metadata={
-            "description": f"a game of GET /v1/games (default {DEFAULT_GAME})",
-            "enum": list(games()),
-        },
-    )
-    rules = RawObject(
-        {"anyOf": [{"$ref": f"#/components/schemas/{title_of(name)}Rules"} for name in games()]},
-        "a preset and rule options",
-        metadata={
-            "description": "the game's rules: a preset and any options that override it (GET "
-            "/v1/games lists them); default: the game's default preset. The game checks them."
-        },
-    )
+    """How the service reads a session's creation; documented per game (its `game`, its
+    rules and its seat counts) as `<Game>CreateSessionRequest`, told apart by `game`."""
+
+    game = fields.String(load_default=DEFAULT_GAME, validate=registered)
+    rules = RawObject({"type": "object"}, "a preset and rule options")
     seats = fields.List(
         fields.Nested(SessionSeatRequest),
         required=True,
         metadata={
             "description": "one entry per seat, as many as the game and its rules allow "
             "(GET /v1/games), at least one human",
-            "minItems": min(seat_counts()),
-            "maxItems": max(seat_counts()),
             JSON_SCHEMA: {
                 "contains": {"properties": {"type": {"const": "human"}}},
                 "items": {"allOf": [{"$ref": SEAT_REQUEST}, BOT_NEEDS_A_LEVEL]},
@@ -399,7 +317,7 @@ class CreateSessionRequest(Schema):
         },
     )
     timeout_level = fields.String(
-        validate=validate.OneOf(TIMEOUT_LEVELS),
+        validate=validate.OneOf(LEVELS),
         metadata={
             "description": "the computer player that plays for a seat whose time ran out, or "
             f"an absent seat (default {DEFAULT_TIMEOUT_LEVEL})"
@@ -534,98 +452,156 @@ def timer_fields() -> dict[str, fields.Field]:
     }
 
 
-class SessionEventSchema(EventSchema):
-    """An event as a seat receives it: the game's event, tagged with its move's version."""
-
-    type = fields.String(required=True)
-    version = fields.Integer(required=True, metadata={"description": "the move's version"})
+def session_moves() -> dict[str, Any]:
+    return {"description": "the seat's legal moves when it is its turn, else []"}
 
 
-class TimeoutEventSchema(EventSchema):
-    """The server played for a seat: its time ran out, or it is absent. It leads the events
-    of that version, the move's own events follow."""
+def session_answer(name: str, role: str, attributes: dict[str, Any]) -> type[Schema]:
+    """One game's session answer: `game` says which, so that a client tells the games'
+    answers apart by it."""
+    title = title_of(name)
+    game = fields.String(
+        required=True,
+        metadata={JSON_SCHEMA: {"type": "string", "const": name, "description": "the game"}},
+    )
+    return schema_class(f"{title}{role}", {"game": game, **attributes})
 
-    type = event_type("timeout")
-    seat = fields.Integer(required=True, metadata={"description": "the seat played for"})
-    absent = fields.Boolean(
-        metadata={"description": "true when the seat is absent (played at once, no wait)"}
+
+def session_response(name: str) -> type[Schema]:
+    """What a seat or spectator reads of a session of the game `name`."""
+    title = title_of(name)
+    return session_answer(
+        name,
+        "SessionResponse",
+        {
+            "id": fields.String(required=True),
+            "version": fields.Integer(required=True),
+            "seat": fields.Integer(
+                required=True,
+                allow_none=True,
+                metadata={"description": "the token's seat; null for a spectator token"},
+            ),
+            "view": shaped(ref(f"{title}View"), required=True),
+            "moves": fields.List(
+                shaped(ref(f"{title}LegalMove")), required=True, metadata=session_moves()
+            ),
+            "deal": fields.Nested(DealSchema, required=True),
+            "epoch": epoch_field(),
+            **timer_fields(),
+        },
     )
 
 
-def session_event() -> dict[str, Any]:
-    events = every_event()
+def session_move_response(name: str) -> type[Schema]:
+    """The answer to a seat's move in a session of the game `name`."""
+    title = title_of(name)
+    return session_answer(
+        name,
+        "SessionMoveResponse",
+        {
+            "version": fields.Integer(required=True),
+            "epoch": epoch_field(),
+            "view": shaped(ref(f"{title}View"), required=True),
+            "moves": fields.List(
+                shaped(ref(f"{title}LegalMove")), required=True, metadata=session_moves()
+            ),
+            "events": fields.List(
+                shaped(ref(f"{title}SessionEvent")),
+                required=True,
+                metadata={
+                    "description": "the events of this move and the bots' replies, as this "
+                    "seat may see them"
+                },
+            ),
+            **timer_fields(),
+        },
+    )
+
+
+def create_session_request(name: str) -> type[Schema]:
+    """CreateSessionRequest as documented for the game `name`: its rules, its seat counts."""
+    title = title_of(name)
+    counts = get_game(name).catalogue()["seats"]
+    seats = CreateSessionRequest._declared_fields["seats"]
+    return type(
+        f"{title}CreateSessionRequestSchema",
+        (CreateSessionRequest,),
+        {
+            "game": fields.String(
+                required=True,
+                metadata={JSON_SCHEMA: {"type": "string", "const": name, "description": GAME}},
+            ),
+            "rules": RawObject(
+                ref(f"{title}Rules"),
+                "a preset and rule options",
+                metadata={"description": RULES},
+            ),
+            "seats": fields.List(
+                fields.Nested(SessionSeatRequest),
+                required=True,
+                metadata={**seats.metadata, "minItems": min(counts), "maxItems": max(counts)},
+            ),
+        },
+    )
+
+
+def per_game(name: str) -> list[type[Schema]]:
+    """The session shapes of the game `name`, each its own component."""
+    return [session_response(name), session_move_response(name), create_session_request(name)]
+
+
+def union_by_game(role: str) -> dict[str, Any]:
+    """Any game's `role` component (`BankSessionResponse`...), told apart by `game`."""
+    names = [f"{title_of(name)}{role}" for name in games()]
+    return tagged_union(names, "game", list(games()))
+
+
+def session_events_of(name: str) -> dict[str, Any]:
+    return {"type": "array", "items": ref(f"{title_of(name)}SessionEvent")}
+
+
+def session_unions() -> dict[str, dict[str, Any]]:
+    """The components that say "a session of any game": its answers, told apart by `game`;
+    its events, as the long poll and the stream send them (an array of the session's game's
+    events: an empty array is any game's)."""
     return {
-        "allOf": [ref(SessionEventSchema), {"anyOf": [*events["anyOf"], ref(TimeoutEventSchema)]}]
+        "SessionResponse": union_by_game("SessionResponse"),
+        "SessionMoveResponse": union_by_game("SessionMoveResponse"),
+        "CreateSessionRequest": union_by_game("CreateSessionRequest"),
+        **{f"{title_of(name)}SessionEvents": session_events_of(name) for name in games()},
+        "SessionEvents": {
+            "description": "the events of the moves after the version asked for, each tagged "
+            "with its version, as this token may see them: those of the session's game",
+            "anyOf": [ref(f"{title_of(name)}SessionEvents") for name in games()],
+        },
+        "TimeoutEvent": TIMEOUT_EVENT,
     }
+
+
+SessionResponse = ref("SessionResponse")
+SessionMoveResponse = ref("SessionMoveResponse")
 
 
 def session_events() -> dict[str, Any]:
     """The answer of the long poll: the events as the reading seat may see them."""
-    return {"type": "array", "items": session_event()}
+    return ref("SessionEvents")
 
 
-def session_view() -> fields.Raw:
-    views = [game_schemas(name).view for name in games()]
-    return shaped(
-        tagged(views, "game"), required=True, metadata={"description": "game.view of the seat"}
-    )
-
-
-def session_moves() -> fields.List:
-    return objects(
-        every_game("legal_move"),
-        required=True,
-        metadata={"description": "the seat's legal moves when it is its turn, else []"},
-    )
-
-
-SessionResponse = schema_class(
-    "SessionResponse",
-    {
-        "id": fields.String(required=True),
-        "version": fields.Integer(required=True),
-        "seat": fields.Integer(
-            required=True,
-            allow_none=True,
-            metadata={"description": "the token's seat; null for a spectator token"},
-        ),
-        "view": session_view(),
-        "moves": session_moves(),
-        "deal": fields.Nested(DealSchema, required=True),
-        "epoch": epoch_field(),
-        **timer_fields(),
-    },
-)
+def any_move() -> dict[str, Any]:
+    return {
+        "anyOf": [ref(f"{title_of(name)}Move") for name in games()],
+        "description": "a move of the session's game (its Move)",
+    }
 
 
 class SessionMoveRequest(Schema):
-    move = RawObject(every_game("move"), "a move of the session's game", required=True)
+    move = RawObject(any_move, "a move of the session's game", required=True)
     version = fields.Integer(
         required=True,
         strict=True,
         validate=validate.Range(min=0),
         metadata={"description": "the session's current version (else 409)"},
     )
-
-
-SessionMoveResponse = schema_class(
-    "SessionMoveResponse",
-    {
-        "version": fields.Integer(required=True),
-        "epoch": epoch_field(),
-        "view": session_view(),
-        "moves": session_moves(),
-        "events": objects(
-            session_event(),
-            required=True,
-            metadata={
-                "description": "the events of this move and the bots' replies, as this seat "
-                "may see them"
-            },
-        ),
-        **timer_fields(),
-    },
-)
 
 
 class SessionStreamQuery(Schema):
@@ -652,13 +628,3 @@ class SessionEventsQuery(Schema):
         validate=validate.Range(min=0, max=2**53 - 1),
         metadata={"description": "a version: the events of the moves after it"},
     )
-
-
-def schemas_of_games() -> list[type[Schema]]:
-    """Every game's own schemas, each to be a component under its own name."""
-    found: list[type[Schema]] = []
-    for name in games():
-        shapes: GameSchemas = game_schemas(name)
-        found += [shapes.state, shapes.view, shapes.move, shapes.legal_move, shapes.side_score]
-        found += shapes.events
-    return found

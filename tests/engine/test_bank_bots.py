@@ -14,7 +14,6 @@ from engine.bots.expert import budget
 from engine.bots.search import search_of
 from engine.game import get_game
 from tests.engine.bank_builders import bank_state
-from tests.engine.hidden import hidden_shuffle
 
 GAME = get_game("bank")
 SEARCH = BankSearch()
@@ -41,19 +40,6 @@ def test_bank_offers_its_own_search_knowledge() -> None:
     assert isinstance(search_of(GAME), BankSearch)
 
 
-@pytest.mark.parametrize("seats", [2, 3, 4])
-@pytest.mark.parametrize("level", LEVELS)
-def test_every_level_plays_a_legal_move(seats: int, level: str) -> None:
-    found = positions(seats, 8 if level == "expert" else 40, f"legal/{seats}")
-    assert len(found) >= 8
-    for index, state in enumerate(found):
-        legal = GAME.legal_moves(state)
-        move, alternatives = hint(GAME, state, level, f"seed {index}")
-        assert move in legal
-        assert [alternative for alternative, _ in alternatives] == legal
-        assert all(isinstance(value, float) for _, value in alternatives)
-
-
 @pytest.mark.parametrize(
     "rules",
     [
@@ -66,26 +52,6 @@ def test_every_level_plays_under_other_options(rules: dict[str, Any]) -> None:
     for index, state in enumerate(positions(3, 4, f"options/{rules}", rules)):
         for level in LEVELS:
             assert choose_move(GAME, state, level, f"o{index}") in GAME.legal_moves(state)
-
-
-@pytest.mark.parametrize("level", LEVELS)
-def test_same_seed_same_decision(level: str) -> None:
-    for index, state in enumerate(positions(3, 5, "determinism")):
-        first = hint(GAME, state, level, f"s{index}")
-        assert hint(GAME, state, level, f"s{index}") == first
-        assert choose_move(GAME, state, level, f"s{index}") == first[0]
-
-
-@pytest.mark.parametrize("seats", [2, 3, 4])
-@pytest.mark.parametrize("level", LEVELS)
-def test_decision_ignores_cards_the_seat_cannot_see(seats: int, level: str) -> None:
-    rng = random.Random(f"{seats}{level}")
-    for index, state in enumerate(positions(seats, 4, f"hidden/{seats}")):
-        seat = GAME.to_move(state)
-        other = hidden_shuffle(state, seat, rng)
-        assert other.hands != state.hands or other.stock != state.stock
-        assert GAME.view(other, seat) == GAME.view(state, seat)
-        assert hint(GAME, other, level, f"h{index}") == hint(GAME, state, level, f"h{index}")
 
 
 def test_the_expert_spends_its_playouts_on_choices() -> None:

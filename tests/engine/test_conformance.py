@@ -13,11 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.bots import PLAYERS
+from engine.bots import LEVELS, PLAYERS, choose_move, hint
 from engine.bots.expert import expert_player
 from engine.cards import ORDER, sort_cards
 from engine.errors import GameError
 from engine.game import Game, games, get_game
+from tests.engine.hidden import hidden_shuffle
 
 GAMES = sorted(games())
 PROPERTY = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -250,6 +251,69 @@ def test_every_bot_level_plays_a_legal_move(name: str, level: str) -> None:
         assert move in game.legal_moves(state)
         assert [option for option, _ in alternatives] == game.legal_moves(state)
         state, _ = game.apply(state, move)
+
+
+def choices(name: str, seats: int, count: int, seed: str) -> list[Any]:
+    """`count` positions with a choice to make (two legal moves or more), spread over a
+    match of `name` played with random moves."""
+    game, rng = get_game(name), random.Random(seed)
+    state, found = game.new({}, seats, seed), []
+    while game.to_move(state) is not None and len(found) < count:
+        if len(game.legal_moves(state)) > 1 and rng.random() < 0.3:
+            found.append(state)
+        state, _ = game.apply(state, rng.choice(game.legal_moves(state)))
+    return found
+
+
+SEATINGS = [(name, seats) for name in GAMES for seats in get_game(name).catalogue()["seats"]]
+
+
+@pytest.mark.parametrize(("name", "seats"), SEATINGS)
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_level_weighs_every_legal_move_and_plays_one(name, seats, level) -> None:
+    game = get_game(name)
+    found = choices(name, seats, 6 if level == "expert" else 30, f"legal/{name}/{seats}")
+    assert len(found) >= 6
+    for index, state in enumerate(found):
+        legal = game.legal_moves(state)
+        move, alternatives = hint(game, state, level, f"seed {index}")
+        assert move in legal
+        assert [alternative for alternative, _ in alternatives] == legal
+        assert all(isinstance(value, float) for _, value in alternatives)
+
+
+@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("level", LEVELS)
+def test_same_seed_same_decision(name: str, level: str) -> None:
+    game = get_game(name)
+    for index, state in enumerate(choices(name, min(game.catalogue()["seats"]), 5, "same")):
+        first = hint(game, state, level, f"s{index}")
+        assert hint(game, state, level, f"s{index}") == first
+        assert choose_move(game, state, level, f"s{index}") == first[0]
+
+
+@pytest.mark.parametrize(("name", "seats"), SEATINGS)
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_decision_ignores_cards_the_seat_cannot_see(name, seats, level) -> None:
+    game, rng = get_game(name), random.Random(f"{name}{seats}{level}")
+    for index, state in enumerate(choices(name, seats, 4, f"hidden/{name}/{seats}")):
+        seat = game.to_move(state)
+        other = hidden_shuffle(state, seat, rng)
+        assert game.write(other) != game.write(state)
+        assert game.view(other, seat) == game.view(state, seat)
+        assert hint(game, other, level, f"h{index}") == hint(game, state, level, f"h{index}")
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_no_level_but_the_known_and_no_move_once_the_match_is_over(name: str) -> None:
+    game = get_game(name)
+    state = game.new({}, min(game.catalogue()["seats"]), "over")
+    with pytest.raises(ValueError, match="unknown level"):
+        choose_move(game, state, "grandmaster", "seed")
+    while game.to_move(state) is not None:
+        state, _ = game.apply(state, game.legal_moves(state)[0])
+    with pytest.raises(ValueError, match="over"):
+        choose_move(game, state, "greedy", "seed")
 
 
 # --- Bank: a brute-force oracle of the legal moves -------------------------------------

@@ -8,7 +8,7 @@ import yaml
 
 from engine.game import games, get_game
 from service import create_app
-from service.schemas.common import title_of
+from service.schemas.derived import title_of
 from tests.service.openapi_conformance import OPENAPI
 
 DOCUMENT = yaml.safe_load(OPENAPI.read_text())
@@ -51,22 +51,53 @@ def test_a_view_carries_only_declared_fields_and_matches_them(game, seats):
     view = seat_view(game, seats)
     declared = SCHEMAS[f"{title_of(game)}View"]["properties"]
     assert set(view) <= set(declared), set(view) - set(declared)
-    assert declared["game"]["enum"] == [game]
+    assert declared["game"]["const"] == game
     assert declared["status"]["enum"] == ["playing", "match_over"]
     validate(view, f"{title_of(game)}View")
 
 
-def test_a_session_view_is_told_apart_by_its_game():
-    view = SCHEMAS["SessionResponse"]["properties"]["view"]
-    assert view["discriminator"]["propertyName"] == "game"
-    assert view["discriminator"]["mapping"] == {
-        game: f"#/components/schemas/{title_of(game)}View" for game in GAMES
+@pytest.mark.parametrize(
+    "union", ["SessionResponse", "SessionMoveResponse", "CreateSessionRequest"]
+)
+def test_a_session_s_answers_and_creation_are_one_schema_per_game_told_apart_by_game(union):
+    assert SCHEMAS[union]["discriminator"]["propertyName"] == "game"
+    assert SCHEMAS[union]["discriminator"]["mapping"] == {
+        game: f"#/components/schemas/{title_of(game)}{union}" for game in GAMES
     }
+    for game in GAMES:
+        properties = SCHEMAS[f"{title_of(game)}{union}"]["properties"]
+        assert properties["game"]["const"] == game
+        if "view" in properties:
+            assert properties["view"]["$ref"].endswith(f"/{title_of(game)}View")
+            assert properties["moves"]["items"]["$ref"].endswith(f"/{title_of(game)}LegalMove")
+        else:
+            assert properties["rules"]["$ref"].endswith(f"/{title_of(game)}Rules")
 
 
-def test_session_seats_are_bounded_and_need_a_human_and_levels_for_bots():
-    seats = SCHEMAS["CreateSessionRequest"]["properties"]["seats"]
-    counts = {count for game in GAMES for count in get_game(game).catalogue()["seats"]}
+@pytest.mark.parametrize("game", GAMES)
+def test_every_object_a_game_declares_is_closed(game):
+    title = title_of(game)
+
+    def objects(shape):
+        if isinstance(shape, dict):
+            if shape.get("type") == "object":
+                yield shape
+            for value in shape.values():
+                yield from objects(value)
+        elif isinstance(shape, list):
+            for item in shape:
+                yield from objects(item)
+
+    found = [shape for name, c in SCHEMAS.items() if name.startswith(title) for shape in objects(c)]
+    assert found
+    for shape in found:
+        assert shape.get("additionalProperties") is False, shape
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_session_seats_are_bounded_and_need_a_human_and_levels_for_bots(game):
+    seats = SCHEMAS[f"{title_of(game)}CreateSessionRequest"]["properties"]["seats"]
+    counts = get_game(game).catalogue()["seats"]
     assert (seats["minItems"], seats["maxItems"]) == (min(counts), max(counts))
     request = {
         "type": "object",
@@ -79,7 +110,7 @@ def test_session_seats_are_bounded_and_need_a_human_and_levels_for_bots():
     assert not checker.is_valid({"seats": [bot, bot]})
     assert not checker.is_valid({"seats": [human, {"type": "bot"}]})
     assert not checker.is_valid({"seats": [{"type": "human", "level": "expert"}, bot]})
-    assert not checker.is_valid({"seats": [human]})
+    assert not checker.is_valid({"seats": [human] * (max(counts) + 1)})
 
 
 @pytest.mark.parametrize("game", GAMES)

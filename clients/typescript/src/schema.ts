@@ -1012,7 +1012,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"] | components["schemas"]["TimeoutEvent"]))[];
+                        "application/json": components["schemas"]["SessionEvents"];
                     };
                 };
                 401: components["responses"]["PROBLEM"];
@@ -1077,90 +1077,50 @@ export interface components {
             /** @description Next page number. */
             next_page?: number;
         };
-        /** @description The preset and every option resolved. */
-        BankResolvedRules: {
-            /** @enum {string} */
-            preset: "classic";
-            target_score: number;
-            /** @enum {string} */
-            dealer_rule: "loser" | "finisher" | "starter" | "max_points" | "min_points";
-            /** @enum {string} */
-            trump_mode: "per_player" | "none" | "single" | "double" | "senior_junior";
-            /** @enum {string} */
-            after_seven: "skip" | "draw_then_play" | "skip_and_draw" | "none";
-            /** @enum {string} */
-            after_capture: "virtual_target" | "free_lead" | "turn_up";
-            hand_penalty: boolean;
-            /** @enum {string} */
-            penalty_mode: "hand_points" | "fixed" | "per_card";
-            /** @enum {integer} */
-            fixed_penalty: 15 | 23 | 31 | 40 | 48 | 56;
-            /** @enum {integer} */
-            per_card_penalty: 3 | 6;
-        };
-        BankClasses: {
-            C: number;
-            D: number;
-            H: number;
-            S: number;
-        } & {
-            [key: string]: unknown;
-        };
-        BankTrumps: {
-            common: components["schemas"]["BankClasses"];
-            /** @description per seat, its own trump suit under per_player, else null */
-            personal: ("C" | "D" | "H" | "S" | null)[];
-        } & {
-            [key: string]: unknown;
-        };
-        BankCard: {
+        BankCatalogue: {
             /**
-             * @example 7D
-             * @example TD
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
-            card: string;
-            by: number | null;
-        } & {
-            [key: string]: unknown;
-        };
-        BankTarget: {
-            /**
-             * @example 7D
-             * @example TD
-             */
-            card: string;
-            by: number | null;
-            virtual: boolean;
-        } & {
-            [key: string]: unknown;
-        };
-        BankOut: {
-            seat: number;
-            place: number;
+            name: "bank";
+            seats: (2 | 3 | 4)[];
             /** @enum {string} */
-            finish: "plain" | "king" | "trump_king" | "run" | "quad" | "four_kings";
-            bonus: number;
-        } & {
-            [key: string]: unknown;
-        };
-        BankTiebreak: {
-            /** @description ascending */
-            eligible: number[];
-            extra_deals: number;
-        } & {
-            [key: string]: unknown;
+            default_preset: "classic";
+            /** @description each preset with every option resolved */
+            presets: {
+                classic: components["schemas"]["BankResolvedRules"];
+            };
+            /** @description every rule option with its default */
+            options: {
+                target_score: number;
+                /** @enum {string} */
+                dealer_rule: "loser" | "finisher" | "starter" | "max_points" | "min_points";
+                /** @enum {string} */
+                trump_mode: "per_player" | "none" | "single" | "double" | "senior_junior";
+                /** @enum {string} */
+                after_seven: "skip" | "draw_then_play" | "skip_and_draw" | "none";
+                /** @enum {string} */
+                after_capture: "virtual_target" | "free_lead" | "turn_up";
+                hand_penalty: boolean;
+                /** @enum {string} */
+                penalty_mode: "hand_points" | "fixed" | "per_card";
+                /** @enum {integer} */
+                fixed_penalty: 15 | 23 | 31 | 40 | 48 | 56;
+                /** @enum {integer} */
+                per_card_penalty: 3 | 6;
+            };
         };
         /** @description A whole Bank game. Post it back as the server wrote it; the server checks that it is self-consistent and answers 422 naming the field when it is not. Cards: rank then suit from the 36-card pack (6 to A), e.g. 6S, TD. */
         BankState: {
-            /** @enum {string} */
+            /** @constant */
             game: "bank";
             rules: components["schemas"]["BankResolvedRules"];
-            seats: number;
+            /** @enum {integer} */
+            seats: 2 | 3 | 4;
             dealer: number;
             trumps: components["schemas"]["BankTrumps"];
             /** @description bottom to top */
             bank: components["schemas"]["BankCard"][];
-            /** @description the card to answer; null: a free lead */
             target: components["schemas"]["BankTarget"] | null;
             /** @description null once the match is over */
             turn: number | null;
@@ -1189,19 +1149,17 @@ export interface components {
             /** @description what later deals derive from */
             seed?: string;
         };
+        /** @description What one seat may see: no other hand, no stock, no seed. A spectator (seat null) sees no hand at all. */
         BankView: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             game: "bank";
             rules: components["schemas"]["BankResolvedRules"];
-            seats: number;
+            /** @enum {integer} */
+            seats: 2 | 3 | 4;
             dealer: number;
             trumps: components["schemas"]["BankTrumps"];
             /** @description bottom to top */
             bank: components["schemas"]["BankCard"][];
-            /** @description the card to answer; null: a free lead */
             target: components["schemas"]["BankTarget"] | null;
             /** @description null once the match is over */
             turn: number | null;
@@ -1223,15 +1181,15 @@ export interface components {
             /** @description ascending */
             winners: number[];
             tiebreak: components["schemas"]["BankTiebreak"] | null;
+            /** @description the seat this view is for; null for a spectator */
             seat: number | null;
             /** @description the seat's own cards (a seat's view only) */
             hand?: string[];
             /** @description one entry per seat */
             hand_sizes: number[];
             stock_size: number;
-        } & {
-            [key: string]: unknown;
         };
+        /** @description A move to play: lay a card, lay a quad or a run (in laying order), draw or pass. A move as legal-moves wrote it is accepted back as it is. */
         BankMove: {
             /** @enum {string} */
             type: "lay" | "quad" | "run" | "draw" | "pass";
@@ -1243,9 +1201,8 @@ export interface components {
             card?: string;
             /** @description quad or run: the four cards in laying order */
             cards?: string[];
-        } & {
-            [key: string]: unknown;
         };
+        /** @description A legal move: a quad once per choice of top card, a run once from each end. */
         BankLegalMove: {
             /** @enum {string} */
             type: "lay" | "quad" | "run" | "draw" | "pass";
@@ -1257,19 +1214,102 @@ export interface components {
             card?: string;
             /** @description quad or run: the four cards in laying order */
             cards?: string[];
-        } & {
-            [key: string]: unknown;
         };
         BankSideScore: {
             captured_points: number;
             /** @enum {string|null} */
-            finish: "plain" | "king" | "trump_king" | "run" | "quad" | "four_kings" | null;
+            finish: "plain" | "king" | "trump_king" | "four_kings" | "run" | "quad" | null;
             place: number | null;
             bonus: number;
             penalty: number;
             total: number;
-        } & {
-            [key: string]: unknown;
+        };
+        /** @description A preset and any rule options that override it; GET /v1/games lists them all. Default {"preset": "classic"}. Options: target_score (default 248), dealer_rule (default "loser"), trump_mode (default "per_player"), after_seven (default "skip"), after_capture (default "virtual_target"), hand_penalty (default true), penalty_mode (default "hand_points"), fixed_penalty (default 31), per_card_penalty (default 3). A state echoes every resolved option. */
+        BankRules: {
+            /**
+             * @description a preset name (see GET /v1/games)
+             * @enum {string}
+             */
+            preset?: "classic";
+            target_score?: number;
+            /** @enum {string} */
+            dealer_rule?: "loser" | "finisher" | "starter" | "max_points" | "min_points";
+            /** @enum {string} */
+            trump_mode?: "per_player" | "none" | "single" | "double" | "senior_junior";
+            /** @enum {string} */
+            after_seven?: "skip" | "draw_then_play" | "skip_and_draw" | "none";
+            /** @enum {string} */
+            after_capture?: "virtual_target" | "free_lead" | "turn_up";
+            hand_penalty?: boolean;
+            /** @enum {string} */
+            penalty_mode?: "hand_points" | "fixed" | "per_card";
+            /** @enum {integer} */
+            fixed_penalty?: 15 | 23 | 31 | 40 | 48 | 56;
+            /** @enum {integer} */
+            per_card_penalty?: 3 | 6;
+        };
+        /** @description The preset and every option resolved. */
+        BankResolvedRules: {
+            /** @enum {string} */
+            preset: "classic";
+            target_score: number;
+            /** @enum {string} */
+            dealer_rule: "loser" | "finisher" | "starter" | "max_points" | "min_points";
+            /** @enum {string} */
+            trump_mode: "per_player" | "none" | "single" | "double" | "senior_junior";
+            /** @enum {string} */
+            after_seven: "skip" | "draw_then_play" | "skip_and_draw" | "none";
+            /** @enum {string} */
+            after_capture: "virtual_target" | "free_lead" | "turn_up";
+            hand_penalty: boolean;
+            /** @enum {string} */
+            penalty_mode: "hand_points" | "fixed" | "per_card";
+            /** @enum {integer} */
+            fixed_penalty: 15 | 23 | 31 | 40 | 48 | 56;
+            /** @enum {integer} */
+            per_card_penalty: 3 | 6;
+        };
+        BankTrumps: {
+            /** @description Each suit's class for everybody: 0 plain, 1 trump (junior), 2 senior trump. */
+            common: {
+                C: number;
+                D: number;
+                H: number;
+                S: number;
+            };
+            /** @description per seat, its own trump suit under per_player, else null */
+            personal: ("C" | "D" | "H" | "S" | null)[];
+        };
+        /** @description A card of the bank and the seat that laid it (null for a pack card). */
+        BankCard: {
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+            by: number | null;
+        };
+        /** @description The card to answer; virtual (by null) after a capture. */
+        BankTarget: {
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+            by: number | null;
+            virtual: boolean;
+        };
+        BankOut: {
+            seat: number;
+            place: number;
+            /** @enum {string} */
+            finish: "plain" | "king" | "trump_king" | "four_kings" | "run" | "quad";
+            bonus: number;
+        };
+        BankTiebreak: {
+            /** @description ascending */
+            eligible: number[];
+            extra_deals: number;
         };
         BankLayEvent: {
             /**
@@ -1283,8 +1323,21 @@ export interface components {
              * @example TD
              */
             card: string;
-        } & {
-            [key: string]: unknown;
+        };
+        BankLaySessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "lay";
+            seat: number;
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+            /** @description the move's version */
+            version: number;
         };
         BankQuadEvent: {
             /**
@@ -1295,8 +1348,18 @@ export interface components {
             seat: number;
             /** @description in laying order */
             cards: string[];
-        } & {
-            [key: string]: unknown;
+        };
+        BankQuadSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "quad";
+            seat: number;
+            /** @description in laying order */
+            cards: string[];
+            /** @description the move's version */
+            version: number;
         };
         BankRunEvent: {
             /**
@@ -1307,9 +1370,20 @@ export interface components {
             seat: number;
             /** @description in laying order */
             cards: string[];
-        } & {
-            [key: string]: unknown;
         };
+        BankRunSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run";
+            seat: number;
+            /** @description in laying order */
+            cards: string[];
+            /** @description the move's version */
+            version: number;
+        };
+        /** @description A seat drew the stock's top card; null to every other seat. */
         BankDrawEvent: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1324,8 +1398,24 @@ export interface components {
             card: string | null;
             /** @description a seven's draw */
             forced: boolean;
-        } & {
-            [key: string]: unknown;
+        };
+        /** @description A seat drew the stock's top card; null to every other seat. */
+        BankDrawSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "draw";
+            seat: number;
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string | null;
+            /** @description a seven's draw */
+            forced: boolean;
+            /** @description the move's version */
+            version: number;
         };
         BankPassEvent: {
             /**
@@ -1334,8 +1424,16 @@ export interface components {
              */
             type: "pass";
             seat: number;
-        } & {
-            [key: string]: unknown;
+        };
+        BankPassSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "pass";
+            seat: number;
+            /** @description the move's version */
+            version: number;
         };
         BankCaptureEvent: {
             /**
@@ -1350,8 +1448,22 @@ export interface components {
             points: number;
             /** @enum {string} */
             why: "pass" | "trump_king" | "four_kings";
-        } & {
-            [key: string]: unknown;
+        };
+        BankCaptureSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "capture";
+            /** @description the taker */
+            seat: number;
+            /** @description the bank, bottom to top */
+            cards: string[];
+            points: number;
+            /** @enum {string} */
+            why: "pass" | "trump_king" | "four_kings";
+            /** @description the move's version */
+            version: number;
         };
         BankTurnUpEvent: {
             /**
@@ -1365,8 +1477,21 @@ export interface components {
              * @example TD
              */
             card: string;
-        } & {
-            [key: string]: unknown;
+        };
+        BankTurnUpSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "turn_up";
+            /**
+             * @description the new pack card
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+            /** @description the move's version */
+            version: number;
         };
         BankSkipEvent: {
             /**
@@ -1376,8 +1501,17 @@ export interface components {
             type: "skip";
             /** @description the seat that misses its turn */
             seat: number;
-        } & {
-            [key: string]: unknown;
+        };
+        BankSkipSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "skip";
+            /** @description the seat that misses its turn */
+            seat: number;
+            /** @description the move's version */
+            version: number;
         };
         BankOutEvent: {
             /**
@@ -1388,10 +1522,22 @@ export interface components {
             seat: number;
             place: number;
             /** @enum {string} */
-            finish: "plain" | "king" | "trump_king" | "run" | "quad" | "four_kings";
+            finish: "plain" | "king" | "trump_king" | "four_kings" | "run" | "quad";
             bonus: number;
-        } & {
-            [key: string]: unknown;
+        };
+        BankOutSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "out";
+            seat: number;
+            place: number;
+            /** @enum {string} */
+            finish: "plain" | "king" | "trump_king" | "four_kings" | "run" | "quad";
+            bonus: number;
+            /** @description the move's version */
+            version: number;
         };
         BankDealEndEvent: {
             /**
@@ -1410,8 +1556,26 @@ export interface components {
             scores: number[];
             /** @description the bank, bottom to top */
             discarded: string[];
-        } & {
-            [key: string]: unknown;
+        };
+        BankDealEndSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "deal_end";
+            deal: number;
+            /** @enum {string} */
+            ending: "E1" | "E2";
+            loser: number | null;
+            penalty: number;
+            /** @description one entry per seat */
+            sides: components["schemas"]["BankSideScore"][];
+            /** @description one entry per seat (after banking) */
+            scores: number[];
+            /** @description the bank, bottom to top */
+            discarded: string[];
+            /** @description the move's version */
+            version: number;
         };
         BankMatchEndEvent: {
             /**
@@ -1420,11 +1584,26 @@ export interface components {
              */
             type: "match_end";
             winner: number | null;
+            /** @description ascending */
             winners: number[];
+            /** @description one entry per seat */
             scores: number[];
-        } & {
-            [key: string]: unknown;
         };
+        BankMatchEndSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "match_end";
+            winner: number | null;
+            /** @description ascending */
+            winners: number[];
+            /** @description one entry per seat */
+            scores: number[];
+            /** @description the move's version */
+            version: number;
+        };
+        /** @description The next deal, dealt in the same call. */
         BankDealEvent: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1440,89 +1619,184 @@ export interface components {
              * @example TD
              */
             card: string;
-        } & {
-            [key: string]: unknown;
         };
-        /** @description The preset and every option resolved. */
-        BasraResolvedRules: {
-            /** @enum {string} */
-            preset: "egyptian" | "levantine";
-            /** @description the seat counts these rules can be played with */
-            seats_allowed: (2 | 4)[];
-            /** @enum {integer} */
-            hand_size: 4 | 6;
-            initial_table_redeal: boolean;
-            forced_capture: boolean;
-            /** @enum {string} */
-            capture_policy: "max_cards" | "any_family";
-            /** @enum {string} */
-            seven_diamonds_mode: "sweep" | "wild" | "plain";
-            seven_diamonds_basra_max_sum: number;
-            /** @enum {string} */
-            table_seven_diamonds: "plain" | "lone_wild";
-            basra_points: number;
-            jack_basra_points: number;
-            last_card_basra_counts: boolean;
-            majority_points: number;
-            card_points: boolean;
-            /** @enum {string} */
-            tie_policy: "void_round_carry" | "carry" | "none";
-            target_score: number;
-        };
-        Basra: {
+        /** @description The next deal, dealt in the same call. */
+        BankDealSessionEvent: {
             /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "deal";
+            deal: number;
+            dealer: number;
+            starter: number;
+            /**
+             * @description the pack card
              * @example 7D
              * @example TD
              */
             card: string;
-            points: number;
+            /** @description the move's version */
+            version: number;
+        };
+        BankEvent: components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"];
+        BankSessionEvent: components["schemas"]["BankLaySessionEvent"] | components["schemas"]["BankQuadSessionEvent"] | components["schemas"]["BankRunSessionEvent"] | components["schemas"]["BankDrawSessionEvent"] | components["schemas"]["BankPassSessionEvent"] | components["schemas"]["BankCaptureSessionEvent"] | components["schemas"]["BankTurnUpSessionEvent"] | components["schemas"]["BankSkipSessionEvent"] | components["schemas"]["BankOutSessionEvent"] | components["schemas"]["BankDealEndSessionEvent"] | components["schemas"]["BankMatchEndSessionEvent"] | components["schemas"]["BankDealSessionEvent"] | components["schemas"]["TimeoutEvent"];
+        Deal: {
+            /** @description SHA-256 (hex) of the session's seed (UTF-8), fixed at creation: the seed revealed at the end must hash to it */
+            commitment: string;
+            /** @description the seed, once the match is over: POST /v1/games/{game}/new with it, the session's rules and seat count deals the very same match */
+            seed?: string;
+        };
+        BankSessionResponse: {
+            /**
+             * @description the game (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            game: "bank";
+            id: string;
+            version: number;
+            /** @description the token's seat; null for a spectator token */
+            seat: number | null;
+            view: components["schemas"]["BankView"];
+            /** @description the seat's legal moves when it is its turn, else [] */
+            moves: components["schemas"]["BankLegalMove"][];
+            deal: components["schemas"]["Deal"];
+            /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
+            epoch: number;
+            /**
+             * Format: date-time
+             * @description when the seat to move runs out of time (RFC 3339, UTC); null when no timer runs
+             */
+            deadline: string | null;
+            /** @description seconds left until the deadline as the server answered */
+            time_left: number | null;
+            /** @description the absent seats, ascending */
+            absent: number[];
+            /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
+            time_banks: number[] | null;
+        };
+        BankSessionMoveResponse: {
+            /**
+             * @description the game (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            game: "bank";
+            version: number;
+            /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
+            epoch: number;
+            view: components["schemas"]["BankView"];
+            /** @description the seat's legal moves when it is its turn, else [] */
+            moves: components["schemas"]["BankLegalMove"][];
+            /** @description the events of this move and the bots' replies, as this seat may see them */
+            events: components["schemas"]["BankSessionEvent"][];
+            /**
+             * Format: date-time
+             * @description when the seat to move runs out of time (RFC 3339, UTC); null when no timer runs
+             */
+            deadline: string | null;
+            /** @description seconds left until the deadline as the server answered */
+            time_left: number | null;
+            /** @description the absent seats, ascending */
+            absent: number[];
+            /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
+            time_banks: number[] | null;
+        };
+        /** @description A human seat (no level) or a bot seat (with its level). */
+        SessionSeatRequest: {
+            /** @enum {string} */
+            type: "human" | "bot";
+            /**
+             * @description bot seats only (required there): how strongly the bot plays
+             * @enum {string}
+             */
+            level?: "random" | "greedy" | "expert";
+        };
+        BankCreateSessionRequest: {
+            /**
+             * @description a game of GET /v1/games; the service takes a request without it as basra (clients written when Basra was the only game) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            game: "bank";
+            /** @description the game's rules: a preset and any options that override it (GET /v1/games lists them); default: the game's default preset. The game checks them. */
+            rules?: components["schemas"]["BankRules"];
+            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human */
+            seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
+            /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
+            seed?: string;
+            /** @description the turn timer: the seat to move must move within this many seconds of the commit that made it its turn, else the server plays for it (timeout_level) and that version's events start with {"type": "timeout", "seat": s}. Absent or null: no timer */
+            turn_seconds?: number | null;
+            /**
+             * @description the computer player that plays for a seat whose time ran out, or an absent seat (default greedy)
+             * @enum {string}
+             */
+            timeout_level?: "random" | "greedy" | "expert";
+            /** @description after this many timeouts in a row a seat is absent: its turns are played at once by timeout_level until its token is used again on any session call */
+            absent_after?: number | null;
+            /** @description with turn_seconds: seconds each seat may spend beyond turn_seconds over the whole match; its deadline is turn_seconds plus what is left of its bank, a move takes what it used beyond turn_seconds from it, and a timeout empties it */
+            time_bank?: number | null;
+            /** @description how many spectator tokens to issue (default 0): a spectator reads the session, its events and its stream with public information only, and never moves. Seats can add more later (POST /v1/sessions/{id}/spectators) */
+            spectators?: number;
+        };
+        BasraCatalogue: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            name: "basra";
+            seats: (2 | 4)[];
+            /** @enum {string} */
+            default_preset: "levantine" | "egyptian";
+            /** @description each preset with every option resolved */
+            presets: {
+                levantine: components["schemas"]["BasraResolvedRules"];
+                egyptian: components["schemas"]["BasraResolvedRules"];
+            };
+            /** @description every rule option with its default */
+            options: {
+                /** @description the seat counts these rules can be played with */
+                seats_allowed: (2 | 4)[];
+                /** @enum {integer} */
+                hand_size: 4 | 6;
+                initial_table_redeal: boolean;
+                forced_capture: boolean;
+                /** @enum {string} */
+                capture_policy: "max_cards" | "any_family";
+                /** @enum {string} */
+                seven_diamonds_mode: "sweep" | "wild" | "plain";
+                seven_diamonds_basra_max_sum: number;
+                /** @enum {string} */
+                table_seven_diamonds: "plain" | "lone_wild";
+                basra_points: number;
+                jack_basra_points: number;
+                last_card_basra_counts: boolean;
+                majority_points: number;
+                card_points: boolean;
+                /** @enum {string} */
+                tie_policy: "void_round_carry" | "carry" | "none";
+                target_score: number;
+            };
         };
         /** @description A whole Basra game. Post it back as the server wrote it; the server checks that it is self-consistent (every card exactly once, hand sizes, turn...) and answers 422 naming the field when it is not. Cards: rank then suit, e.g. 7D, TD. */
         BasraState: {
-            /** @enum {string} */
+            /** @constant */
             game: "basra";
             rules: components["schemas"]["BasraResolvedRules"];
-            /** @description 2, or 4 where allowed */
-            seats: number;
+            /**
+             * @description 2, or 4 where allowed
+             * @enum {integer}
+             */
+            seats: 2 | 4;
             dealer: number;
+            /** @description null once the match is over */
             turn: number | null;
             /** @description one per seat */
             hands: string[][];
             /** @description in the order they arrived */
             table: string[];
-            /** @description the next to be dealt first */
-            stock: string[];
-            /** @description one per side */
-            captured: string[][];
-            basras: components["schemas"]["Basra"][][];
-            last_capturer: number | null;
-            scores: number[];
-            carry: number;
-            round: number;
-            /** @enum {string} */
-            status: "playing" | "match_over";
-            winner: number | null;
-            /** @description what later deals derive from */
-            seed?: string;
-        };
-        BasraView: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            game: "basra";
-            rules: components["schemas"]["BasraResolvedRules"];
-            /** @enum {integer} */
-            seats: 2 | 4;
-            dealer: number;
-            /** @description null once the match is over */
-            turn: number | null;
-            /** @description in the order they arrived */
-            table: string[];
             /** @description one per side */
             captured: string[][];
             /** @description one per side: the basras it made */
-            basras: components["schemas"]["Basra"][][];
+            basras: components["schemas"]["BasraBasra"][][];
             /** @description the seat that captured last */
             last_capturer: number | null;
             /** @description one per side, banked */
@@ -1534,15 +1808,50 @@ export interface components {
             status: "playing" | "match_over";
             /** @description the winning side, once over */
             winner: number | null;
+            /** @description the next to be dealt first */
+            stock: string[];
+            /** @description what later deals derive from */
+            seed?: string;
+        };
+        /** @description What one seat may see: no other hand, no stock, no seed. A spectator (seat null) sees no hand at all. */
+        BasraView: {
+            /** @constant */
+            game: "basra";
+            rules: components["schemas"]["BasraResolvedRules"];
+            /**
+             * @description 2, or 4 where allowed
+             * @enum {integer}
+             */
+            seats: 2 | 4;
+            dealer: number;
+            /** @description null once the match is over */
+            turn: number | null;
+            /** @description in the order they arrived */
+            table: string[];
+            /** @description one per side */
+            captured: string[][];
+            /** @description one per side: the basras it made */
+            basras: components["schemas"]["BasraBasra"][][];
+            /** @description the seat that captured last */
+            last_capturer: number | null;
+            /** @description one per side, banked */
+            scores: number[];
+            /** @description points carried over from a tied round */
+            carry: number;
+            round: number;
+            /** @enum {string} */
+            status: "playing" | "match_over";
+            /** @description the winning side, once over */
+            winner: number | null;
+            /** @description the seat this view is for; null for a spectator */
             seat: number | null;
             /** @description the seat's own cards (a seat's view only) */
             hand?: string[];
             /** @description per seat */
             hand_sizes: number[];
             stock_size: number;
-        } & {
-            [key: string]: unknown;
         };
+        /** @description A move to play; a move as legal-moves wrote it is accepted back as it is. */
         BasraMove: {
             /**
              * @description a card from the mover's hand
@@ -1582,6 +1891,77 @@ export interface components {
             basras: number;
             total: number;
         };
+        /** @description A preset and any rule options that override it; GET /v1/games lists them all. Default {"preset": "levantine"}. Options: seats_allowed (default [2, 4]), hand_size (default 4), initial_table_redeal (default true), forced_capture (default true), capture_policy (default "max_cards"), seven_diamonds_mode (default "sweep"), seven_diamonds_basra_max_sum (default 10), table_seven_diamonds (default "plain"), basra_points (default 10), jack_basra_points (default 0), last_card_basra_counts (default true), majority_points (default 30), card_points (default true), tie_policy (default "void_round_carry"), target_score (default 121). A state echoes every resolved option. */
+        BasraRules: {
+            /**
+             * @description a preset name (see GET /v1/games)
+             * @enum {string}
+             */
+            preset?: "egyptian" | "levantine";
+            /** @description the seat counts these rules can be played with */
+            seats_allowed?: (2 | 4)[];
+            /** @enum {integer} */
+            hand_size?: 4 | 6;
+            initial_table_redeal?: boolean;
+            forced_capture?: boolean;
+            /** @enum {string} */
+            capture_policy?: "max_cards" | "any_family";
+            /** @enum {string} */
+            seven_diamonds_mode?: "sweep" | "wild" | "plain";
+            seven_diamonds_basra_max_sum?: number;
+            /** @enum {string} */
+            table_seven_diamonds?: "plain" | "lone_wild";
+            basra_points?: number;
+            jack_basra_points?: number;
+            last_card_basra_counts?: boolean;
+            majority_points?: number;
+            card_points?: boolean;
+            /** @enum {string} */
+            tie_policy?: "void_round_carry" | "carry" | "none";
+            target_score?: number;
+        };
+        /** @description The preset and every option resolved. */
+        BasraResolvedRules: {
+            /** @enum {string} */
+            preset: "egyptian" | "levantine";
+            /** @description the seat counts these rules can be played with */
+            seats_allowed: (2 | 4)[];
+            /** @enum {integer} */
+            hand_size: 4 | 6;
+            initial_table_redeal: boolean;
+            forced_capture: boolean;
+            /** @enum {string} */
+            capture_policy: "max_cards" | "any_family";
+            /** @enum {string} */
+            seven_diamonds_mode: "sweep" | "wild" | "plain";
+            seven_diamonds_basra_max_sum: number;
+            /** @enum {string} */
+            table_seven_diamonds: "plain" | "lone_wild";
+            basra_points: number;
+            jack_basra_points: number;
+            last_card_basra_counts: boolean;
+            majority_points: number;
+            card_points: boolean;
+            /** @enum {string} */
+            tie_policy: "void_round_carry" | "carry" | "none";
+            target_score: number;
+        };
+        /** @description a basra made */
+        BasraBasra: {
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+            points: number;
+        };
+        /** @description the table left at the round's end, to the last capturer's side */
+        BasraSweep: {
+            seat: number;
+            side: number;
+            cards: string[];
+        };
+        /** @description A seat played a card; `capture` is [] when it was laid on the table. */
         BasraMoveEvent: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1595,9 +1975,25 @@ export interface components {
              */
             card: string;
             capture: string[];
-        } & {
-            [key: string]: unknown;
         };
+        /** @description A seat played a card; `capture` is [] when it was laid on the table. */
+        BasraMoveSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "move";
+            seat: number;
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+            capture: string[];
+            /** @description the move's version */
+            version: number;
+        };
+        /** @description The cards a capture took, the played card included. */
         BasraCaptureEvent: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1607,9 +2003,21 @@ export interface components {
             seat: number;
             side: number;
             cards: string[];
-        } & {
-            [key: string]: unknown;
         };
+        /** @description The cards a capture took, the played card included. */
+        BasraCaptureSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "capture";
+            seat: number;
+            side: number;
+            cards: string[];
+            /** @description the move's version */
+            version: number;
+        };
+        /** @description The capture was a basra. */
         BasraBasraEvent: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1624,9 +2032,26 @@ export interface components {
              */
             card: string;
             points: number;
-        } & {
-            [key: string]: unknown;
         };
+        /** @description The capture was a basra. */
+        BasraBasraSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "basra";
+            seat: number;
+            side: number;
+            /**
+             * @example 7D
+             * @example TD
+             */
+            card: string;
+            points: number;
+            /** @description the move's version */
+            version: number;
+        };
+        /** @description Fresh hands were dealt (sizes only); a new round also shows its table. */
         BasraDealEvent: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1640,14 +2065,25 @@ export interface components {
             stock: number;
             /** @description a new round only: the table it starts with */
             table?: string[];
-        } & {
-            [key: string]: unknown;
         };
-        BasraSweep: {
-            seat: number;
-            side: number;
-            cards: string[];
+        /** @description Fresh hands were dealt (sizes only); a new round also shows its table. */
+        BasraDealSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "deal";
+            round: number;
+            dealer: number;
+            hand_size: number;
+            /** @description cards left in the stock */
+            stock: number;
+            /** @description a new round only: the table it starts with */
+            table?: string[];
+            /** @description the move's version */
+            version: number;
         };
+        /** @description The round's breakdown, banked into `scores`. */
         BasraRoundEndEvent: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1656,12 +2092,30 @@ export interface components {
             type: "round_end";
             round: number;
             sweep: components["schemas"]["BasraSweep"];
+            /** @description one per side */
             sides: components["schemas"]["BasraSideScore"][];
+            /** @description one per side, banked */
             scores: number[];
             carry: number;
-        } & {
-            [key: string]: unknown;
         };
+        /** @description The round's breakdown, banked into `scores`. */
+        BasraRoundEndSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "round_end";
+            round: number;
+            sweep: components["schemas"]["BasraSweep"];
+            /** @description one per side */
+            sides: components["schemas"]["BasraSideScore"][];
+            /** @description one per side, banked */
+            scores: number[];
+            carry: number;
+            /** @description the move's version */
+            version: number;
+        };
+        /** @description The match is over: the winning side and the final scores. */
         BasraMatchEndEvent: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1669,69 +2123,127 @@ export interface components {
              */
             type: "match_end";
             winner: number;
+            /** @description one per side */
             scores: number[];
-        } & {
-            [key: string]: unknown;
         };
-        SessionEvent: {
-            type: string;
+        /** @description The match is over: the winning side and the final scores. */
+        BasraMatchEndSessionEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "match_end";
+            winner: number;
+            /** @description one per side */
+            scores: number[];
             /** @description the move's version */
             version: number;
-        } & {
-            [key: string]: unknown;
         };
+        BasraEvent: components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"];
+        BasraSessionEvent: components["schemas"]["BasraMoveSessionEvent"] | components["schemas"]["BasraCaptureSessionEvent"] | components["schemas"]["BasraBasraSessionEvent"] | components["schemas"]["BasraDealSessionEvent"] | components["schemas"]["BasraRoundEndSessionEvent"] | components["schemas"]["BasraMatchEndSessionEvent"] | components["schemas"]["TimeoutEvent"];
+        BasraSessionResponse: {
+            /**
+             * @description the game (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            game: "basra";
+            id: string;
+            version: number;
+            /** @description the token's seat; null for a spectator token */
+            seat: number | null;
+            view: components["schemas"]["BasraView"];
+            /** @description the seat's legal moves when it is its turn, else [] */
+            moves: components["schemas"]["BasraLegalMove"][];
+            deal: components["schemas"]["Deal"];
+            /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
+            epoch: number;
+            /**
+             * Format: date-time
+             * @description when the seat to move runs out of time (RFC 3339, UTC); null when no timer runs
+             */
+            deadline: string | null;
+            /** @description seconds left until the deadline as the server answered */
+            time_left: number | null;
+            /** @description the absent seats, ascending */
+            absent: number[];
+            /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
+            time_banks: number[] | null;
+        };
+        BasraSessionMoveResponse: {
+            /**
+             * @description the game (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            game: "basra";
+            version: number;
+            /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
+            epoch: number;
+            view: components["schemas"]["BasraView"];
+            /** @description the seat's legal moves when it is its turn, else [] */
+            moves: components["schemas"]["BasraLegalMove"][];
+            /** @description the events of this move and the bots' replies, as this seat may see them */
+            events: components["schemas"]["BasraSessionEvent"][];
+            /**
+             * Format: date-time
+             * @description when the seat to move runs out of time (RFC 3339, UTC); null when no timer runs
+             */
+            deadline: string | null;
+            /** @description seconds left until the deadline as the server answered */
+            time_left: number | null;
+            /** @description the absent seats, ascending */
+            absent: number[];
+            /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
+            time_banks: number[] | null;
+        };
+        BasraCreateSessionRequest: {
+            /**
+             * @description a game of GET /v1/games; the service takes a request without it as basra (clients written when Basra was the only game) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            game: "basra";
+            /** @description the game's rules: a preset and any options that override it (GET /v1/games lists them); default: the game's default preset. The game checks them. */
+            rules?: components["schemas"]["BasraRules"];
+            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human */
+            seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
+            /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
+            seed?: string;
+            /** @description the turn timer: the seat to move must move within this many seconds of the commit that made it its turn, else the server plays for it (timeout_level) and that version's events start with {"type": "timeout", "seat": s}. Absent or null: no timer */
+            turn_seconds?: number | null;
+            /**
+             * @description the computer player that plays for a seat whose time ran out, or an absent seat (default greedy)
+             * @enum {string}
+             */
+            timeout_level?: "random" | "greedy" | "expert";
+            /** @description after this many timeouts in a row a seat is absent: its turns are played at once by timeout_level until its token is used again on any session call */
+            absent_after?: number | null;
+            /** @description with turn_seconds: seconds each seat may spend beyond turn_seconds over the whole match; its deadline is turn_seconds plus what is left of its bank, a move takes what it used beyond turn_seconds from it, and a timeout empties it */
+            time_bank?: number | null;
+            /** @description how many spectator tokens to issue (default 0): a spectator reads the session, its events and its stream with public information only, and never moves. Seats can add more later (POST /v1/sessions/{id}/spectators) */
+            spectators?: number;
+        };
+        SessionResponse: components["schemas"]["BankSessionResponse"] | components["schemas"]["BasraSessionResponse"];
+        SessionMoveResponse: components["schemas"]["BankSessionMoveResponse"] | components["schemas"]["BasraSessionMoveResponse"];
+        CreateSessionRequest: components["schemas"]["BankCreateSessionRequest"] | components["schemas"]["BasraCreateSessionRequest"];
+        BankSessionEvents: components["schemas"]["BankSessionEvent"][];
+        BasraSessionEvents: components["schemas"]["BasraSessionEvent"][];
+        /** @description the events of the moves after the version asked for, each tagged with its version, as this token may see them: those of the session's game */
+        SessionEvents: components["schemas"]["BankSessionEvents"] | components["schemas"]["BasraSessionEvents"];
+        /** @description The server played for a seat: its time ran out, or it is absent. It leads the events of that version, the move's own events follow. */
         TimeoutEvent: {
-            /** @enum {string} */
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "timeout";
             /** @description the seat played for */
             seat: number;
             /** @description true when the seat is absent (played at once, no wait) */
             absent?: boolean;
-        } & {
-            [key: string]: unknown;
-        };
-        GameCatalogue: {
-            name: string;
-            seats: number[];
-            default_preset: string;
-            /** @description each preset with every option resolved */
-            presets: {
-                [key: string]: {
-                    [key: string]: unknown;
-                };
-            };
-            /** @description every rule option with its default */
-            options: {
-                [key: string]: unknown;
-            };
+            /** @description the move's version */
+            version: number;
         };
         CatalogueResponse: {
-            games: components["schemas"]["GameCatalogue"][];
-        };
-        /** @description A preset and any rule options that override it; GET /v1/games lists them all. Default {"preset": "classic"}. Options: target_score (default 248), dealer_rule (default "loser"), trump_mode (default "per_player"), after_seven (default "skip"), after_capture (default "virtual_target"), hand_penalty (default true), penalty_mode (default "hand_points"), fixed_penalty (default 31), per_card_penalty (default 3). A state echoes every resolved option. */
-        BankRules: {
-            /**
-             * @description a preset name (see GET /v1/games)
-             * @example classic
-             * @enum {string}
-             */
-            preset?: "classic";
-            target_score?: number;
-            /** @enum {string} */
-            dealer_rule?: "loser" | "finisher" | "starter" | "max_points" | "min_points";
-            /** @enum {string} */
-            trump_mode?: "per_player" | "none" | "single" | "double" | "senior_junior";
-            /** @enum {string} */
-            after_seven?: "skip" | "draw_then_play" | "skip_and_draw" | "none";
-            /** @enum {string} */
-            after_capture?: "virtual_target" | "free_lead" | "turn_up";
-            hand_penalty?: boolean;
-            /** @enum {string} */
-            penalty_mode?: "hand_points" | "fixed" | "per_card";
-            /** @enum {integer} */
-            fixed_penalty?: 15 | 23 | 31 | 40 | 48 | 56;
-            /** @enum {integer} */
-            per_card_penalty?: 3 | 6;
+            games: (components["schemas"]["BankCatalogue"] | components["schemas"]["BasraCatalogue"])[];
         };
         BankNewGameRequest: {
             /** @description default {"preset": "classic"} */
@@ -1763,7 +2275,7 @@ export interface components {
         BankApplyResponse: {
             /** @description a whole Bank state, as the server wrote it */
             state: components["schemas"]["BankState"];
-            events: (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"])[];
+            events: components["schemas"]["BankEvent"][];
         };
         BankScoreResponse: {
             sides: components["schemas"]["BankSideScore"][];
@@ -1800,36 +2312,6 @@ export interface components {
             alternatives: components["schemas"]["BankHintAlternative"][];
             level: string;
         };
-        /** @description A preset and any rule options that override it; GET /v1/games lists them all. Default {"preset": "levantine"}. Options: seats_allowed (default [2, 4]), hand_size (default 4), initial_table_redeal (default true), forced_capture (default true), capture_policy (default "max_cards"), seven_diamonds_mode (default "sweep"), seven_diamonds_basra_max_sum (default 10), table_seven_diamonds (default "plain"), basra_points (default 10), jack_basra_points (default 0), last_card_basra_counts (default true), majority_points (default 30), card_points (default true), tie_policy (default "void_round_carry"), target_score (default 121). A state echoes every resolved option. */
-        BasraRules: {
-            /**
-             * @description a preset name (see GET /v1/games)
-             * @example levantine
-             * @enum {string}
-             */
-            preset?: "egyptian" | "levantine";
-            /** @description the seat counts these rules can be played with */
-            seats_allowed?: (2 | 4)[];
-            /** @enum {integer} */
-            hand_size?: 4 | 6;
-            initial_table_redeal?: boolean;
-            forced_capture?: boolean;
-            /** @enum {string} */
-            capture_policy?: "max_cards" | "any_family";
-            /** @enum {string} */
-            seven_diamonds_mode?: "sweep" | "wild" | "plain";
-            seven_diamonds_basra_max_sum?: number;
-            /** @enum {string} */
-            table_seven_diamonds?: "plain" | "lone_wild";
-            basra_points?: number;
-            jack_basra_points?: number;
-            last_card_basra_counts?: boolean;
-            majority_points?: number;
-            card_points?: boolean;
-            /** @enum {string} */
-            tie_policy?: "void_round_carry" | "carry" | "none";
-            target_score?: number;
-        };
         BasraNewGameRequest: {
             /** @description default {"preset": "levantine"} */
             rules?: components["schemas"]["BasraRules"];
@@ -1860,7 +2342,7 @@ export interface components {
         BasraApplyResponse: {
             /** @description a whole Basra state, as the server wrote it */
             state: components["schemas"]["BasraState"];
-            events: (components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"])[];
+            events: components["schemas"]["BasraEvent"][];
         };
         BasraScoreResponse: {
             sides: components["schemas"]["BasraSideScore"][];
@@ -1901,43 +2383,6 @@ export interface components {
             /** @example ok */
             status: string;
         };
-        /** @description A human seat (no level) or a bot seat (with its level). */
-        SessionSeatRequest: {
-            /** @enum {string} */
-            type: "human" | "bot";
-            /**
-             * @description bot seats only (required there): how strongly the bot plays
-             * @enum {string}
-             */
-            level?: "random" | "greedy" | "expert";
-        };
-        CreateSessionRequest: {
-            /**
-             * @description a game of GET /v1/games (default basra)
-             * @default basra
-             * @enum {string}
-             */
-            game?: "bank" | "basra";
-            /** @description the game's rules: a preset and any options that override it (GET /v1/games lists them); default: the game's default preset. The game checks them. */
-            rules?: components["schemas"]["BankRules"] | components["schemas"]["BasraRules"];
-            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human */
-            seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
-            /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
-            seed?: string;
-            /** @description the turn timer: the seat to move must move within this many seconds of the commit that made it its turn, else the server plays for it (timeout_level) and that version's events start with {"type": "timeout", "seat": s}. Absent or null: no timer */
-            turn_seconds?: number | null;
-            /**
-             * @description the computer player that plays for a seat whose time ran out, or an absent seat (default greedy)
-             * @enum {string}
-             */
-            timeout_level?: "random" | "greedy" | "expert";
-            /** @description after this many timeouts in a row a seat is absent: its turns are played at once by timeout_level until its token is used again on any session call */
-            absent_after?: number | null;
-            /** @description with turn_seconds: seconds each seat may spend beyond turn_seconds over the whole match; its deadline is turn_seconds plus what is left of its bank, a move takes what it used beyond turn_seconds from it, and a timeout empties it */
-            time_bank?: number | null;
-            /** @description how many spectator tokens to issue (default 0): a spectator reads the session, its events and its stream with public information only, and never moves. Seats can add more later (POST /v1/sessions/{id}/spectators) */
-            spectators?: number;
-        };
         SessionSeat: {
             seat: number;
             /** @description 'human' or 'bot' */
@@ -1951,12 +2396,6 @@ export interface components {
             /** @description a spectator's secret bearer token */
             token: string;
         };
-        Deal: {
-            /** @description SHA-256 (hex) of the session's seed (UTF-8), fixed at creation: the seed revealed at the end must hash to it */
-            commitment: string;
-            /** @description the seed, once the match is over: POST /v1/games/{game}/new with it, the session's rules and seat count deals the very same match */
-            seed?: string;
-        };
         CreateSessionResponse: {
             id: string;
             game: string;
@@ -1969,31 +2408,8 @@ export interface components {
             /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
             epoch: number;
         };
-        SessionResponse: {
-            id: string;
-            version: number;
-            /** @description the token's seat; null for a spectator token */
-            seat: number | null;
-            /** @description game.view of the seat */
-            view: components["schemas"]["BankView"] | components["schemas"]["BasraView"];
-            /** @description the seat's legal moves when it is its turn, else [] */
-            moves: (components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
-            deal: components["schemas"]["Deal"];
-            /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
-            epoch: number;
-            /**
-             * Format: date-time
-             * @description when the seat to move runs out of time (RFC 3339, UTC); null when no timer runs
-             */
-            deadline: string | null;
-            /** @description seconds left until the deadline as the server answered */
-            time_left: number | null;
-            /** @description the absent seats, ascending */
-            absent: number[];
-            /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
-            time_banks: number[] | null;
-        };
         SessionMoveRequest: {
+            /** @description a move of the session's game (its Move) */
             move: components["schemas"]["BankMove"] | components["schemas"]["BasraMove"];
             /** @description the session's current version (else 409) */
             version: number;
@@ -2016,28 +2432,6 @@ export interface components {
             };
             /** @description the session's current version */
             version: number;
-        };
-        SessionMoveResponse: {
-            version: number;
-            /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
-            epoch: number;
-            /** @description game.view of the seat */
-            view: components["schemas"]["BankView"] | components["schemas"]["BasraView"];
-            /** @description the seat's legal moves when it is its turn, else [] */
-            moves: (components["schemas"]["BankLegalMove"] | components["schemas"]["BasraLegalMove"])[];
-            /** @description the events of this move and the bots' replies, as this seat may see them */
-            events: (components["schemas"]["SessionEvent"] & (components["schemas"]["BankLayEvent"] | components["schemas"]["BankQuadEvent"] | components["schemas"]["BankRunEvent"] | components["schemas"]["BankDrawEvent"] | components["schemas"]["BankPassEvent"] | components["schemas"]["BankCaptureEvent"] | components["schemas"]["BankTurnUpEvent"] | components["schemas"]["BankSkipEvent"] | components["schemas"]["BankOutEvent"] | components["schemas"]["BankDealEndEvent"] | components["schemas"]["BankMatchEndEvent"] | components["schemas"]["BankDealEvent"] | components["schemas"]["BasraMoveEvent"] | components["schemas"]["BasraCaptureEvent"] | components["schemas"]["BasraBasraEvent"] | components["schemas"]["BasraDealEvent"] | components["schemas"]["BasraRoundEndEvent"] | components["schemas"]["BasraMatchEndEvent"] | components["schemas"]["TimeoutEvent"]))[];
-            /**
-             * Format: date-time
-             * @description when the seat to move runs out of time (RFC 3339, UTC); null when no timer runs
-             */
-            deadline: string | null;
-            /** @description seconds left until the deadline as the server answered */
-            time_left: number | null;
-            /** @description the absent seats, ascending */
-            absent: number[];
-            /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
-            time_banks: number[] | null;
         };
     };
     responses: {

@@ -1,0 +1,224 @@
+"""Each game's components of openapi.yaml and its move check, derived from the shapes the
+game declares (engine/shapes.py `GameShapes`, the game's `shapes`): nothing here names a
+game, so a new game is documented and checked by being registered.
+
+A game `bank` gives `BankState`, `BankView`, `BankMove`, `BankLegalMove`, `BankSideScore`,
+`BankRules` (a request's preset and overrides), `BankResolvedRules` (what a state echoes),
+one component per event type (`BankLayEvent`...) and per part it names (`BankTrumps`...),
+`BankEvent` (any of its events, told apart by `type`), and for hosted sessions the same
+events tagged with their version (`BankLaySessionEvent`...), `BankSessionEvent` and the
+game's session answers (`BankSessionResponse`, `BankSessionMoveResponse`).
+"""
+
+import json
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any
+
+import jsonschema_rs
+
+from engine.game import Game, get_game
+from engine.shapes import REF, Shape, array, choice, obj, string
+from engine.shapes import ref as game_ref
+
+SCHEMAS = "#/components/schemas/"
+
+
+def title_of(game: str) -> str:
+    """The prefix of a game's component names: `basra` -> `Basra`."""
+    return "".join(part.capitalize() for part in game.replace("-", "_").split("_"))
+
+
+def ref(name: str) -> Shape:
+    return {"$ref": f"{SCHEMAS}{name}"}
+
+
+def resolved(shape: Any, title: str) -> Any:
+    """`shape` with each reference to another shape of the game (`ref("Trumps")`) made a
+    $ref to the game's component (`BankTrumps`)."""
+    if isinstance(shape, dict):
+        if REF in shape:
+            target = ref(f"{title}{shape[REF]}")
+            return {**target, **{k: v for k, v in shape.items() if k != REF}}
+        return {key: resolved(value, title) for key, value in shape.items()}
+    if isinstance(shape, list):
+        return [resolved(item, title) for item in shape]
+    return shape
+
+
+def inlined(shape: Any, named: Mapping[str, Shape]) -> Any:
+    """`shape` with every reference replaced by the shape it names (for a validator that
+    sees one shape alone)."""
+    if isinstance(shape, dict):
+        if REF in shape:
+            return inlined(named[shape[REF]], named)
+        return {key: inlined(value, named) for key, value in shape.items()}
+    if isinstance(shape, list):
+        return [inlined(item, named) for item in shape]
+    return shape
+
+
+def event_type(event: Shape) -> str:
+    """The one `type` an event shape declares."""
+    return event["properties"]["type"]["const"]
+
+
+def event_name(title: str, event: Shape, session: bool = False) -> str:
+    """`BankTurnUpEvent`, or `BankTurnUpSessionEvent` for the version-tagged form."""
+    camel = "".join(part.capitalize() for part in event_type(event).split("_"))
+    return f"{title}{camel}{'Session' if session else ''}Event"
+
+
+def tagged_union(names: Iterable[str], tag: str, values: Iterable[str]) -> Shape:
+    """Exactly one of these components, told apart by the value of their field `tag` (an
+    explicit mapping, so that typed clients take the tag values, not the component names)."""
+    names = list(names)
+    return {
+        "oneOf": [ref(name) for name in names],
+        "discriminator": {
+            "propertyName": tag,
+            "mapping": {value: f"{SCHEMAS}{name}" for value, name in zip(values, names)},
+        },
+    }
+
+
+VERSION = {"type": "integer", "minimum": 1, "description": "the move's version"}
+TIMEOUT_EVENT = obj(
+    {
+        "type": {"type": "string", "const": "timeout"},
+        "seat": {"type": "integer", "minimum": 0, "description": "the seat played for"},
+        "absent": {
+            "type": "boolean",
+            "description": "true when the seat is absent (played at once, no wait)",
+        },
+        "version": VERSION,
+    },
+    optional=("absent",),
+    description="The server played for a seat: its time ran out, or it is absent. It leads "
+    "the events of that version, the move's own events follow.",
+)
+
+
+def session_event(event: Shape) -> Shape:
+    """An event as a seat of a hosted session receives it: tagged with its move's version."""
+    properties = {**event["properties"], "version": VERSION}
+    return {**event, "properties": properties, "required": [*event["required"], "version"]}
+
+
+def rules_request(game: Game) -> Shape:
+    """A preset and any options overriding it; the game checks them against the same
+    declarations."""
+    catalogue = game.catalogue()
+    defaults = ", ".join(
+        f"{name} (default {json.dumps(value)})" for name, value in catalogue["options"].items()
+    )
+    return obj(
+        {
+            "preset": string(
+                "a preset name (see GET /v1/games)", enum=sorted(catalogue["presets"])
+            ),
+            **game.shapes.options,
+        },
+        optional=("preset", *game.shapes.options),
+        description="A preset and any rule options that override it; GET /v1/games lists them "
+        f"all. Default {json.dumps({'preset': catalogue['default_preset']})}. Options: "
+        f"{defaults}. A state echoes every resolved option.",
+    )
+
+
+def resolved_rules(game: Game) -> Shape:
+    """The rules a state or a view echoes: the preset and every option, resolved."""
+    presets = sorted(game.catalogue()["presets"])
+    return obj(
+        {"preset": choice(*presets), **game.shapes.options},
+        description="The preset and every option resolved.",
+    )
+
+
+def catalogue_entry(game: Game) -> Shape:
+    """The game's entry of GET /v1/games: its seat counts, presets and option defaults."""
+    catalogue = game.catalogue()
+    presets = catalogue["presets"]
+    return obj(
+        {
+            "name": {"type": "string", "const": game.name},
+            "seats": array(choice(*catalogue["seats"])),
+            "default_preset": choice(*presets),
+            "presets": obj(
+                {name: game_ref("ResolvedRules") for name in presets},
+                description="each preset with every option resolved",
+            ),
+            "options": obj(game.shapes.options, description="every rule option with its default"),
+        }
+    )
+
+
+def game_components(game: Game) -> dict[str, Shape]:
+    """Every component of `game` derived from its declared shapes, by name."""
+    title, shapes = title_of(game.name), game.shapes
+    own = {
+        "Catalogue": catalogue_entry(game),
+        "State": shapes.state,
+        "View": shapes.view,
+        "Move": shapes.move,
+        "LegalMove": shapes.legal_move,
+        "SideScore": shapes.side_score,
+        "Rules": rules_request(game),
+        "ResolvedRules": resolved_rules(game),
+        **shapes.named,
+    }
+    found = {f"{title}{name}": resolved(shape, title) for name, shape in own.items()}
+    types = [event_type(event) for event in shapes.events]
+    for event in shapes.events:
+        found[event_name(title, event)] = resolved(event, title)
+        found[event_name(title, event, session=True)] = resolved(session_event(event), title)
+    found[f"{title}Event"] = tagged_union(
+        (event_name(title, event) for event in shapes.events), "type", types
+    )
+    found[f"{title}SessionEvent"] = tagged_union(
+        [*(event_name(title, event, session=True) for event in shapes.events), "TimeoutEvent"],
+        "type",
+        [*types, "timeout"],
+    )
+    return found
+
+
+def standalone(game: Game, shape: Shape) -> Shape:
+    """`shape` of `game` with every reference inlined, for a validator of that shape alone."""
+    named = {
+        **game.shapes.named,
+        "ResolvedRules": resolved_rules(game),
+        "SideScore": game.shapes.side_score,
+    }
+    return inlined(shape, named)
+
+
+@cache
+def move_validator(name: str) -> Any:
+    """The JSON Schema validator of `name`'s move as sent, built once."""
+    game = get_game(name)
+    return jsonschema_rs.validator_for(standalone(game, game.shapes.move))
+
+
+def move_errors(name: str, data: object) -> dict[str, list[str]]:
+    """What is wrong with `data` as a move of the game `name`, by JSON path within the move
+    ("" for the move itself; {} when it has the move's shape); the game then reads it."""
+    validator = move_validator(name)
+    if validator.is_valid(data):
+        return {}
+    errors: dict[str, list[str]] = {}
+    for error in validator.iter_errors(data):
+        path = ".".join(map(str, error.instance_path))
+        kind = error.kind
+        if isinstance(kind, jsonschema_rs.ValidationErrorKind.Required):
+            errors.setdefault(joined(path, kind.property), []).append("is required")
+        elif isinstance(kind, jsonschema_rs.ValidationErrorKind.AdditionalProperties):
+            for unexpected in kind.unexpected:
+                errors.setdefault(joined(path, unexpected), []).append("is not a field of a move")
+        else:
+            errors.setdefault(path, []).append(error.message)
+    return errors
+
+
+def joined(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key

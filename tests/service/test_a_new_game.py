@@ -1,0 +1,131 @@
+"""A new game is one package and nothing else: Tricks (tests/games/tricks, the game that
+docs/adding-a-game.md walks through) is found by the registry as `engine.tricks`, then
+listed, played statelessly, documented with typed shapes and hosted against every bot
+level, every answer conforming to the document the service serves."""
+
+import sys
+from pathlib import Path
+
+import jsonschema_rs
+import pytest
+import yaml
+
+import engine
+from engine import game as registry
+from engine.bots import LEVELS
+from service import create_app
+
+GAMES = Path(__file__).resolve().parents[1] / "games"
+
+
+@pytest.fixture
+def client(monkeypatch):
+    """An app built once `engine/` also holds the Tricks package."""
+    monkeypatch.setattr(engine, "__path__", [*engine.__path__, str(GAMES)])
+    monkeypatch.setattr(registry, "_GAMES", dict(registry.games()))
+    monkeypatch.setattr(registry, "_found", False)
+    assert "tricks" in registry.games()
+    yield create_app({"REDIS_URL": None, "LONG_POLL_SECONDS": 0.0}).test_client()
+    for name in [name for name in sys.modules if name.startswith("engine.tricks")]:
+        del sys.modules[name]
+
+
+def served(client) -> dict:
+    """The openapi.yaml this app serves, read once per app."""
+    if not hasattr(client.application, "document"):
+        text = client.get("/openapi.yaml").get_data(as_text=True)
+        client.application.document = yaml.load(text, Loader=yaml.CSafeLoader)
+        client.application.validators = {}
+    return client.application.document
+
+
+def conform(client, answer, component: str):
+    """The answer is a 2xx and matches `component` of the served openapi.yaml."""
+    assert answer.status_code < 300, answer.get_json()
+    document, validators = served(client), client.application.validators
+    if component not in validators:
+        schema = {"$ref": f"#/components/schemas/{component}", **document}
+        validators[component] = jsonschema_rs.Draft202012Validator(schema)
+    validators[component].validate(answer.get_json())
+    return answer.get_json()
+
+
+def test_the_catalogue_lists_it_with_its_options(client):
+    games = conform(client, client.get("/v1/games"), "CatalogueResponse")["games"]
+    tricks = next(game for game in games if game["name"] == "tricks")
+    assert tricks["seats"] == [2, 3, 4]
+    assert tricks["options"] == {"trick_points": 1, "last_trick_bonus": 0}
+    assert set(tricks["presets"]) == {"plain", "bonus"}
+
+
+def test_its_shapes_are_typed_in_the_document(client):
+    document = served(client)
+    schemas = document["components"]["schemas"]
+    options = schemas["TricksRules"]["properties"]
+    assert options["last_trick_bonus"]["enum"] == [0, 5, 10]
+    assert (options["trick_points"]["minimum"], options["trick_points"]["maximum"]) == (1, 10)
+    assert schemas["TricksState"]["additionalProperties"] is False
+    assert schemas["TricksView"]["properties"]["game"]["const"] == "tricks"
+    mapping = schemas["SessionResponse"]["discriminator"]["mapping"]
+    assert mapping["tricks"] == "#/components/schemas/TricksSessionResponse"
+    events = schemas["TricksEvent"]["discriminator"]["mapping"]
+    assert set(events) == {"play", "trick", "match_end"}
+    for action in ("new", "legal-moves", "apply", "score", "view", "hint"):
+        assert f"/v1/games/tricks/{action}" in document["paths"]
+
+
+def test_it_is_played_statelessly_to_the_end(client):
+    new = client.post("/v1/games/tricks/new", json={"seats": 3, "seed": "t", "rules": {
+        "preset": "bonus"}})  # fmt: skip
+    state = conform(client, new, "TricksStateResponse")["state"]
+    for level in LEVELS:
+        hint = client.post("/v1/games/tricks/hint", json={"state": state, "level": level})
+        conform(client, hint, "TricksHintResponse")
+    while state["turn"] is not None:
+        moves = client.post("/v1/games/tricks/legal-moves", json={"state": state})
+        move = conform(client, moves, "TricksLegalMovesResponse")["moves"][0]
+        applied = client.post("/v1/games/tricks/apply", json={"state": state, "move": move})
+        state = conform(client, applied, "TricksApplyResponse")["state"]
+    sides = conform(client, client.post("/v1/games/tricks/score", json={"state": state}),
+                    "TricksScoreResponse")["sides"]  # fmt: skip
+    assert sum(side["tricks"] for side in sides) == 8
+    assert sum(side["total"] for side in sides) == 8 + 10
+    view = client.post("/v1/games/tricks/view", json={"state": state, "seat": 1})
+    assert "hands" not in conform(client, view, "TricksViewResponse")["view"]
+
+
+def test_bad_input_is_refused_naming_the_field(client):
+    bad_rules = client.post("/v1/games/tricks/new", json={"rules": {"last_trick_bonus": 7}})
+    assert (
+        bad_rules.status_code == 422 and "rules.last_trick_bonus" in bad_rules.get_json()["errors"]
+    )
+    state = client.post("/v1/games/tricks/new", json={"seed": "t"}).get_json()["state"]
+    for move, path in (({"card": "zz"}, "move.card"), ({"card": "9C", "x": 1}, "move.x")):
+        bad = client.post("/v1/games/tricks/apply", json={"state": state, "move": move})
+        assert bad.status_code == 422 and path in bad.get_json()["errors"], bad.get_json()
+    broken = {**state, "taken": [5, 0]}
+    bad_state = client.post("/v1/games/tricks/score", json={"state": broken})
+    assert bad_state.status_code == 422 and "state.taken" in bad_state.get_json()["errors"]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_hosted_session_is_played_against_each_bot_level(client, level):
+    seats = [{"type": "human"}, {"type": "bot", "level": level}, {"type": "bot", "level": level}]
+    created = client.post("/v1/sessions", json={"game": "tricks", "seats": seats, "spectators": 1})
+    created = conform(client, created, "CreateSessionResponse")
+    session, token = created["id"], created["seats"][0]["token"]
+    me = {"Authorization": f"Bearer {token}"}
+    watcher = {"Authorization": f"Bearer {created['spectators'][0]['token']}"}
+    read = conform(client, client.get(f"/v1/sessions/{session}", headers=me), "SessionResponse")
+    assert read["game"] == "tricks"
+    while read["view"]["status"] == "playing":
+        body = {"move": read["moves"][0], "version": read["version"]}
+        moved = client.post(f"/v1/sessions/{session}/moves", json=body, headers=me)
+        conform(client, moved, "SessionMoveResponse")
+        read = conform(client, client.get(f"/v1/sessions/{session}", headers=me), "SessionResponse")
+    events = client.get(f"/v1/sessions/{session}/events?after=0", headers=watcher)
+    history = conform(client, events, "SessionEvents")
+    assert history[-1]["type"] == "match_end"
+    assert sum(event["type"] == "trick" for event in history) == 8
+    spectator = client.get(f"/v1/sessions/{session}", headers=watcher)
+    assert "hand" not in conform(client, spectator, "SessionResponse")["view"]
