@@ -38,7 +38,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
         API_SPEC_OPTIONS={
             "info": {
                 "description": f"Card games ({', '.join(registered_games())}): stateless "
-                "play, hints and hosted sessions."
+                "play, hints and hosted sessions. Play them in the browser at /play."
             }
         },
     )

@@ -65,11 +65,11 @@ MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more 
 TIMER_LEASE_SECONDS = 5.0
 STREAM_PING_SECONDS = 10.0
 # The server's own play (bots, absent seats) in one step — one request or one timer firing:
-# at most this many moves and, past the first, this long; the rest is committed and resumed
-# in the background, so no session ever holds a worker for long. Between two decisions the
-# step yields (a greenlet under gevent), so /livez and other requests keep being answered.
+# at most this many moves; the rest is committed and resumed in the background, so no
+# session ever holds a worker for long. A count, not a time, so that the same moves give the
+# same steps under any load. Between two decisions the step yields (a greenlet under
+# gevent), so /livez and other requests keep being answered.
 SERVER_MOVES_PER_STEP = 16
-SERVER_SECONDS_PER_STEP = 0.5
 YIELD_SECONDS = 1e-6  # a real sleep, not 0: gevent then polls its sockets as well
 
 
@@ -390,6 +390,7 @@ class Sessions:
             "epoch": known.epoch,
             "view": game.view(state, seat),
             "moves": moves_of(after, seat),
+            "score": game.score(state),
             "events": [event for batch in batches for event in seen_in(game, seat, batch)],
             **timing(live, self.clock()),
         }
@@ -435,14 +436,10 @@ class Sessions:
         up to a present human's turn, the end, or the step's bound; then that seat's
         deadline if timed, or, with server play left over, a resume at once."""
         batches: list[Events] = []
-        started = time.monotonic()
         while (mover := game.to_move(state)) is not None:
             if seats[mover]["type"] == "human" and mover not in live.absent:
                 break
-            if batches and (
-                len(batches) >= SERVER_MOVES_PER_STEP
-                or time.monotonic() - started >= SERVER_SECONDS_PER_STEP
-            ):
+            if len(batches) >= SERVER_MOVES_PER_STEP:
                 resume = round(self.clock(), 3)
                 return state, batches, replace(live, deadline=None, turn_began=None,
                                                resume_at=resume)  # fmt: skip
@@ -878,6 +875,7 @@ def seat_answer(known: Known, seat: int | None, now: float) -> dict[str, Any]:
         "seat": seat,
         "view": known.game.view(known.state, seat),
         "moves": moves_of(known, seat),
+        "score": known.game.score(known.state),
         "deal": deal(known.game, known.state),
         **timing(known.live, now),
     }

@@ -456,6 +456,17 @@ def session_moves() -> dict[str, Any]:
     return {"description": "the seat's legal moves when it is its turn, else []"}
 
 
+def session_score(title: str) -> fields.List:
+    return fields.List(
+        shaped(ref(f"{title}SideScore")),
+        required=True,
+        metadata={
+            "description": "game.score: each side's breakdown of the round or deal as it "
+            "stands (public: what the captured piles and finishes already earn)"
+        },
+    )
+
+
 def session_answer(name: str, role: str, attributes: dict[str, Any]) -> type[Schema]:
     """One game's session answer: `game` says which, so that a client tells the games'
     answers apart by it."""
@@ -485,6 +496,7 @@ def session_response(name: str) -> type[Schema]:
             "moves": fields.List(
                 shaped(ref(f"{title}LegalMove")), required=True, metadata=session_moves()
             ),
+            "score": session_score(title),
             "deal": fields.Nested(DealSchema, required=True),
             "epoch": epoch_field(),
             **timer_fields(),
@@ -505,6 +517,7 @@ def session_move_response(name: str) -> type[Schema]:
             "moves": fields.List(
                 shaped(ref(f"{title}LegalMove")), required=True, metadata=session_moves()
             ),
+            "score": session_score(title),
             "events": fields.List(
                 shaped(ref(f"{title}SessionEvent")),
                 required=True,

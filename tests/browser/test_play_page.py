@@ -1,10 +1,14 @@
 """The play page in headless Chromium (Debian's package, driven by Playwright for Python)
-against real gunicorn and real Redis: whole games played by clicking, followed through the
-event stream, a spectator's watch link and a turn timer, no console error."""
+against real gunicorn and real Redis: whole games played by clicking, each round or deal
+end's breakdown checked against the server's events, the running score against the
+server's, the bots' pace, a phone's screen, the generic renderer, a spectator's watch link
+and a turn timer, no console error."""
 
+import itertools
 import json
 import shutil
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import requests
@@ -17,6 +21,10 @@ from tests.redis_server import RedisServer
 # A click answers within a request or two; the cap only stops a page that never ends a game.
 MOST_CLICKS = 3000
 MID_MATCH = 4
+DESKTOP = {"width": 1200, "height": 800}
+PHONE = {"width": 390, "height": 844}
+# The breakdown lines each game's renderer shows, by the server's field names.
+ENDINGS = {"basra": "round_end", "bank": "deal_end"}
 
 
 @pytest.fixture(scope="module")
@@ -44,15 +52,17 @@ def browser() -> Iterator[Browser]:
 
 
 class Player:
-    """One page of the play page, the console errors it logged and the screenshots taken."""
+    """One page of the play page, the console errors it logged, the session it created and
+    the screenshots taken."""
 
-    def __init__(self, page: Page, game: str) -> None:
+    def __init__(self, page: Page, name: str) -> None:
         self.page = page
-        self.game = game
+        self.name = name
         self.errors: list[str] = []
         self.streams: list[str] = []
         self.event_polls: list[str] = []
         self.requested: list[str] = []
+        self.created: dict[str, Any] = {}
         page.on("request", lambda request: self.requested.append(request.url))
         page.on("console", lambda message: message.type == "error" and self.errors.append(
             message.text))  # fmt: skip
@@ -66,19 +76,39 @@ class Player:
         page.on("response", lambda response: "/events?after=" in response.url
                 and self.event_polls.append(response.url))  # fmt: skip
 
-    def start(self, served: str, **choices: str) -> None:
+    def open(self, served: str, query: str = "pace=off") -> None:
+        self.page.goto(f"{served}/play?{query}")
+        self.page.wait_for_selector("#intro-games li")
+
+    def start(self, game: str, options: dict[str, str] | None = None, **choices: str) -> None:
+        """Start a match of `game` from the form (`choices` by field id, `options` by rule
+        option name), and wait for the first move to click."""
         page = self.page
-        page.goto(f"{served}/play")
-        page.wait_for_selector(f"#game option[value={self.game}]", state="attached")
-        page.select_option("#game", self.game)
+        page.select_option("#game", game)
         for field, value in choices.items():
-            if page.locator(f"select#{field}").count():
-                page.select_option(f"#{field}", value)
-            else:
-                page.fill(f"#{field}", value)
-        page.click("#start")
-        page.wait_for_selector("#hand .playable")
-        self.shot("start")
+            page.select_option(f"#{field}", value)
+        if options:
+            page.click("#options > summary")
+            for name, value in options.items():
+                page.fill(f"#option-{name}", value)
+        with page.expect_response(lambda response: response.url.endswith("/v1/sessions")) as made:
+            page.click("#start")
+        self.created = made.value.json()
+        page.wait_for_selector("#hand .playable, .choice")
+
+    @property
+    def token(self) -> str:
+        return next(seat["token"] for seat in self.created["seats"] if seat["type"] == "human")
+
+    def server(self, served: str, path: str = "") -> Any:
+        """The session's answer at `path` as the human seat reads it."""
+        answer = requests.get(
+            f"{served}/v1/sessions/{self.created['id']}{path}",
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=10,
+        )
+        answer.raise_for_status()
+        return answer.json()
 
     def followed_the_stream(self) -> None:
         """The page kept up through the event stream, not the long poll fallback."""
@@ -90,56 +120,120 @@ class Player:
         assert self.requested
         assert all(url.startswith(f"{served}/") for url in self.requested), self.requested
 
-    def status(self) -> str:
-        return self.page.get_attribute("body", "data-status") or ""
-
-    def play_until(self, done_selector: str) -> int:
+    def play_until(self, done_selector: str, on_ending=None, shot_mid: str = "") -> int:
         """Click legal moves (the first card, or the first listed choice) until the selector
-        appears; the number of clicks."""
+        appears, going on after each round or deal end's breakdown (`on_ending` sees it
+        first); the number of clicks."""
         page = self.page
         for clicks in range(MOST_CLICKS):
-            page.wait_for_selector(f"#hand .playable, .choice, {done_selector}")
+            page.wait_for_selector(f"#hand .playable, .choice, #ending[open], {done_selector}")
+            if page.locator("#ending[open]").count():
+                if on_ending:
+                    on_ending()
+                page.click("#go-on")
+                continue
             if page.locator(done_selector).count():
                 return clicks
-            if clicks == MID_MATCH:
-                self.shot("mid")
-            card = page.locator("#hand .playable").first
-            if card.count():
-                several = card.get_attribute("data-moves") != "1"
-                card.click()
-                if several:  # the card's captures to choose from are listed
-                    page.locator(".choice").first.click()
-            else:
-                page.locator(".choice").first.click()
+            if clicks == MID_MATCH and shot_mid:
+                self.shot(shot_mid)
+            self.click_a_move()
         raise AssertionError(f"no end after {MOST_CLICKS} clicks")
 
-    def shot(self, moment: str) -> None:
+    def click_a_move(self) -> None:
+        """Click the first playable card (then its first capture when it lists several),
+        or with none the first listed move."""
+        card = self.page.locator("#hand .playable").first
+        if card.count():
+            several = card.get_attribute("data-moves") != "1"
+            card.click()
+            if several:  # the card's captures to choose from are listed
+                self.page.locator(".choice").first.click()
+        else:
+            self.page.locator(".choice").first.click()
+
+    def play_match(self, served: str, game: str) -> tuple[int, list[dict[str, Any]]]:
+        """Play to the end of the match, checking every breakdown against the server's;
+        the clicks and the server's ending events."""
+        ends: list[dict[str, Any]] = []
+        clicks = self.play_until(
+            "body[data-status=match_over]", checks_endings(self, served, game, ends), "mid"
+        )
+        self.shot("end")
+        return clicks, ends
+
+    def shot(self, moment: str, full_page: bool = True) -> None:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=SCREENSHOTS / f"{self.game}-{moment}.png", full_page=True)
+        self.page.screenshot(path=SCREENSHOTS / f"{self.name}-{moment}.png", full_page=full_page)
 
 
 @pytest.fixture
 def player(browser: Browser, request) -> Iterator[Player]:
-    page = browser.new_page(viewport={"width": 1200, "height": 760})
-    yield Player(page, request.param)
+    name, viewport = getattr(request, "param", ("page", DESKTOP))
+    page = browser.new_page(viewport=viewport)
+    yield Player(page, name)
     page.close()
 
 
-def games(served: str) -> list[str]:
-    return [game["name"] for game in requests.get(f"{served}/v1/games", timeout=10).json()["games"]]
+def shown_breakdown(page: Page) -> dict[str, list[str]]:
+    """The breakdown dialog's table: each line's server key → its cells, side by side."""
+    rows = page.locator("#ending-table tbody tr")
+    return {
+        rows.nth(i).get_attribute("data-key") or "": rows.nth(i).locator("td").all_inner_texts()
+        for i in range(rows.count())
+    }
 
 
-@pytest.mark.parametrize("player", ["basra"], indirect=True)
+def checks_endings(player: Player, served: str, game: str, seen: list[dict[str, Any]]):
+    """An `on_ending` that checks the breakdown on screen against the server's own event
+    of that round or deal end (every number the page shows is the server's)."""
+
+    def check() -> None:
+        ended = [e for e in player.server(served, "/events?after=0") if e["type"] == ENDINGS[game]]
+        event = ended[len(seen)]
+        shown = shown_breakdown(player.page)
+        assert shown, "the breakdown shows no line"
+        for key, cells in shown.items():
+            expected = [side[key] for side in event["sides"]]
+            if all(isinstance(value, int) for value in expected):
+                assert [int(cell.replace("−", "-")) for cell in cells] == expected, key
+        assert len(next(iter(shown.values()))) == len(event["sides"])
+        if not seen:
+            player.shot("round-end" if game == "basra" else "deal-end")
+        seen.append(event)
+
+    return check
+
+
+def running_score_is_the_servers(player: Player, served: str) -> None:
+    """At the player's turn, each side's score on screen is what it has banked plus what
+    the server scores its round or deal so far."""
+    answer = player.server(served)
+    cells = player.page.locator("#scoreboard td.total").all_inner_texts()
+    banked = answer["view"]["scores"]
+    expected = [b + side["total"] for b, side in zip(banked, answer["score"], strict=True)]
+    assert [int(cell.replace("−", "-")) for cell in cells] == expected
+
+
+@pytest.mark.parametrize("player", [("basra", DESKTOP)], indirect=True)
 def test_a_whole_basra_match_by_clicking(served, player):
-    player.start(served, preset="egyptian", seats="2", level="greedy", target="1")
+    player.open(served)
+    assert player.page.locator("#intro").is_visible()  # no empty felt before a match
+    player.start("basra", {"target_score": "1"}, preset="egyptian", seats="2", level="greedy")
     assert player.page.locator("#seats-row .seat").count() == 2
     assert player.page.locator("#centre h3", has_text="Table").count() == 1
+    assert player.page.locator("#status .hint").is_visible()
+    assert "version" not in player.page.locator("#status").inner_text()
+    # Your own panel says where your hand is; it does not show it face down.
+    assert player.page.locator(".seat[data-seat='0'] .back").count() == 0
+    player.shot("desktop")
+    running_score_is_the_servers(player, served)
 
-    clicks = player.play_until("body[data-status=match_over]")
-    player.shot("end")
+    clicks, ends = player.play_match(served, "basra")
 
     assert clicks > 0
-    assert player.page.locator("#status .headline").inner_text().startswith("Match over")
+    assert len(ends) == 1  # target 1: the first round ends the match
+    headline = player.page.locator("#status .headline").inner_text()
+    assert headline.startswith("Match over")
     logged = player.page.locator("#events li")
     assert logged.first.get_attribute("data-type") == "match_end"
     assert player.page.locator("#events li[data-type=round_end]").count() == 1
@@ -148,12 +242,144 @@ def test_a_whole_basra_match_by_clicking(served, player):
     player.only_from(served)
 
 
-@pytest.mark.parametrize("player", ["basra"], indirect=True)
+@pytest.mark.parametrize("player", [("basra-4", DESKTOP)], indirect=True)
+def test_four_seat_basra_shows_your_partner_and_the_sides(served, player):
+    player.open(served)
+    player.start("basra", seats="4", level="random")
+    page = player.page
+    assert page.locator(".seat").count() == 4
+    assert page.locator(".seat .partner").count() == 1
+    assert page.locator(".seat[data-seat='2'] .partner").inner_text() == "your partner"
+    names = page.locator("#scoreboard tr td:first-child").all_inner_texts()
+    assert names == ["Your side", "Seats 1 & 3"]
+    for _ in range(3):
+        page.wait_for_selector("body[data-landing=false] #hand .playable, #ending[open]")
+        if page.locator("#ending[open]").count():
+            break
+        running_score_is_the_servers(player, served)
+        player.click_a_move()
+    assert player.errors == []
+
+
+@pytest.mark.parametrize("player", [("bank", DESKTOP)], indirect=True)
+def test_a_bank_deal_by_clicking(served, player):
+    player.open(served)
+    player.start("bank", {"target_score": "1"}, seats="3", level="greedy")
+    page = player.page
+    assert page.locator("#seats-row .seat").count() == 3
+    for title in ("Bank", "Target", "Trumps"):
+        assert page.locator("#centre h3", has_text=title).count() == 1
+    assert "nobody" not in page.locator("#centre").inner_text()
+    player.shot("desktop")
+    running_score_is_the_servers(player, served)
+
+    clicks, ends = player.play_match(served, "bank")
+
+    assert clicks > 0 and len(ends) == 1
+    log = page.locator("#events").inner_text()
+    for wrong in ("You misses", "You pays", "You passes", "You draws", "(pass)", "by nobody"):
+        assert wrong not in log
+    player.followed_the_stream()
+    assert player.errors == []
+    player.only_from(served)
+
+
+@pytest.mark.parametrize("game", ["basra", "bank"])
+@pytest.mark.parametrize("player", [("generic", DESKTOP)], indirect=True)
+def test_the_generic_renderer_plays_a_whole_match(served, player, game):
+    """The renderer any game without one of its own gets, forced on both games: drawn from
+    the view alone, played to the end by clicking, breakdowns as the server sent them."""
+    player.name = f"generic-{game}"
+    player.open(served, "pace=off&renderer=generic")
+    player.start(game, {"target_score": "1"}, seats="2", level="greedy")
+    assert player.page.get_attribute("body", "data-renderer") == "generic"
+    assert player.page.locator("#centre .block").count() > 0
+    player.shot("start")
+    _, ends = player.play_match(served, game)
+    assert ends  # a tied round may be replayed: every breakdown was checked
+    assert player.page.locator("#status .headline").inner_text().startswith("Match over")
+    assert player.errors == []
+
+
+@pytest.mark.parametrize("player", [("paced", DESKTOP)], indirect=True)
+def test_bot_moves_land_one_at_a_time_and_can_be_skipped(served, player):
+    pace_ms = 400
+    player.open(served, f"pace={pace_ms}")
+    player.start("basra", seats="4", level="random")
+    page = player.page
+
+    def landed_after(version: int) -> list[tuple[int, int]]:
+        items = page.locator("#events li[data-type=move]")
+        found = [(int(items.nth(i).get_attribute("data-version") or 0),
+                  int(items.nth(i).get_attribute("data-landed") or 0))
+                 for i in range(items.count())]  # fmt: skip
+        return sorted(entry for entry in found if entry[0] > version)
+
+    version = int(page.get_attribute("body", "data-version") or 0)
+    player.click_a_move()
+    page.wait_for_selector("body[data-landing=true]", state="attached")
+    assert page.locator("#hand .playable").count() == 0  # nothing to click while they land
+    page.wait_for_selector("body[data-landing=false] #hand .playable, #ending[open]")
+    moves = landed_after(version)
+    assert len(moves) == 4  # yours, then the three bots'
+    gaps = [later[1] - earlier[1] for earlier, later in itertools.pairwise(moves)]
+    assert all(gap >= pace_ms * 0.9 for gap in gaps), gaps
+
+    if page.locator("#ending[open]").count():
+        pytest.skip("the round ended on the first move")  # not with four cards each
+    version = int(page.get_attribute("body", "data-version") or 0)
+    player.click_a_move()
+    page.click("#skip")
+    page.wait_for_selector("body[data-landing=false] #hand .playable, #ending[open]")
+    skipped = landed_after(version)
+    assert len(skipped) == 4
+    assert skipped[-1][1] - skipped[0][1] < 2 * pace_ms  # the rest landed at once
+    assert player.errors == []
+
+
+@pytest.mark.parametrize("game", ["basra", "bank"])
+@pytest.mark.parametrize("player", [("phone", PHONE)], indirect=True)
+def test_on_a_phone_the_hand_is_in_view_without_scrolling(served, player, game):
+    player.name = f"{game}-phone"
+    player.open(served)
+    player.start(game, seats="2", level="greedy")
+    page = player.page
+    assert page.evaluate("window.scrollY") == 0
+    for card in page.locator("#hand .card").all():
+        box = card.bounding_box()
+        assert box is not None
+        assert box["y"] >= 0 and box["y"] + box["height"] <= PHONE["height"], box
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    player.shot("start", full_page=False)
+    player.play_until("#hand .playable")
+    assert player.errors == []
+
+
+@pytest.mark.parametrize("player", [("help", DESKTOP)], indirect=True)
+def test_help_and_the_rules_are_one_click_away(served, player):
+    player.open(served)
+    for game in ("basra", "bank"):
+        player.page.select_option("#game", game)
+        player.page.click("#help-open")
+        assert player.page.locator("#help").is_visible()
+        assert player.page.locator("#help-text p").count() >= 2
+        href = player.page.get_attribute("#rules-link", "href") or ""
+        assert href == f"/play/rules/{game}"
+        rules = requests.get(f"{served}{href}", timeout=10)
+        assert rules.status_code == 200 and rules.text.startswith(f"# {game.title()}")
+        player.page.click("#help-close")
+    assert requests.get(f"{served}/play/rules/nothing", timeout=10).status_code == 404
+    assert player.errors == []
+
+
+@pytest.mark.parametrize("player", [("basra", DESKTOP)], indirect=True)
 def test_without_the_stream_the_page_falls_back_to_the_long_poll(served, player):
     refused = '{"title": "no streams"}'
     player.page.route("**/stream", lambda route: route.fulfill(
         status=503, content_type="application/problem+json", body=refused))  # fmt: skip
-    player.start(served, preset="egyptian", seats="2", level="greedy", target="1")
+    player.open(served)
+    player.start("basra", {"target_score": "1"}, preset="egyptian", seats="2", level="greedy")
 
     player.play_until("body[data-status=match_over]")
 
@@ -164,41 +390,25 @@ def test_without_the_stream_the_page_falls_back_to_the_long_poll(served, player)
     assert all("503" in error for error in player.errors), player.errors
 
 
-@pytest.mark.parametrize("player", ["bank"], indirect=True)
-def test_a_bank_deal_by_clicking(served, player):
-    if "bank" not in games(served):
-        pytest.skip("this service has no Bank game yet")
-    player.start(served, seats="3", level="greedy", target="1")
-    assert player.page.locator("#seats-row .seat").count() == 3
-    for title in ("Bank", "Target", "Trumps"):
-        assert player.page.locator("#centre h3", has_text=title).count() == 1
-
-    end = "#events li[data-type=deal_end], body[data-status=match_over]"
-    clicks = player.play_until(end)
-    player.page.wait_for_selector("#events li[data-type=deal_end]", state="attached")
-    player.shot("end")
-
-    assert clicks > 0
-    player.followed_the_stream()
-    assert player.errors == []
-    player.only_from(served)
-
-
-@pytest.mark.parametrize("player", ["basra"], indirect=True)
+@pytest.mark.parametrize("player", [("basra", DESKTOP)], indirect=True)
 def test_a_spectator_follows_from_the_watch_link_and_sees_a_timeout(served, browser, player):
-    player.start(served, preset="egyptian", seats="2", level="greedy", **{"turn-seconds": "10"})
+    player.open(served)
+    player.start("basra", preset="egyptian", seats="2", level="greedy", **{"turn-seconds": "10"})
     assert player.page.locator("#countdown").is_visible()
     assert int(player.page.get_attribute("#countdown", "data-seconds") or "-1") in range(11)
     link = player.page.get_attribute("#watch-link", "href") or ""
     assert link.startswith(f"{served}/play#watch=")
 
-    spectator = Player(browser.new_page(viewport={"width": 1200, "height": 760}), "spectator")
+    spectator = Player(browser.new_page(viewport=DESKTOP), "spectator")
     try:
         spectator.page.goto(link)
         page = spectator.page
         page.wait_for_selector("#centre h3:has-text('Table')")
         assert page.get_attribute("body", "data-role") == "spectator"
-        assert page.locator("#status .scores tr").count() == 2
+        banner = page.locator("#spectating")
+        assert banner.is_visible()
+        assert banner.inner_text().startswith("Spectator view of a Basra match")
+        assert page.locator("#scoreboard .scores tr").count() == 2
         assert page.locator("#seats-row .seat").count() == 2
         assert page.locator("#centre .card").count() > 0  # the table's cards
         assert not page.locator("#you").is_visible()
@@ -206,10 +416,14 @@ def test_a_spectator_follows_from_the_watch_link_and_sees_a_timeout(served, brow
         assert not page.locator("#setup").is_visible()
 
         # Nobody plays seat 0: its time runs out and both pages hear of it through the stream.
-        for watcher in (spectator, player):
+        for watcher, said in (
+            (spectator, "Time ran out for Seat 0: the computer played for them"),
+            (player, "Time ran out: the computer played for you"),
+        ):
             timeout = watcher.page.locator("#events li[data-type=timeout]").first
             timeout.wait_for(timeout=30_000)
-            assert timeout.inner_text() == "time ran out: the computer played for seat 0"
+            assert timeout.inner_text() == said
+        page.wait_for_selector("body[data-landing=false]", state="attached")
         spectator.shot("view")
         assert page.locator(".playable, .choice").count() == 0
         spectator.followed_the_stream()
@@ -218,10 +432,10 @@ def test_a_spectator_follows_from_the_watch_link_and_sees_a_timeout(served, brow
         spectator.only_from(served)
     finally:
         spectator.page.close()
-    resumes_after_a_dropped_stream(served, browser, link)
+    resumes_after_a_dropped_stream(browser, link)
 
 
-def resumes_after_a_dropped_stream(served: str, browser: Browser, link: str) -> None:
+def resumes_after_a_dropped_stream(browser: Browser, link: str) -> None:
     """A watcher whose first stream ends after one message reconnects with Last-Event-ID
     set to that message's version."""
     asked: list[str | None] = []
@@ -251,7 +465,7 @@ def resumes_after_a_dropped_stream(served: str, browser: Browser, link: str) -> 
         ) as second:
             watcher.page.goto(link)
         assert second.value.header_value("last-event-id") == str(sent[0])
-        watcher.page.wait_for_selector("#events li[data-type=timeout]")
+        watcher.page.wait_for_selector("#events li[data-type=timeout]", state="attached")
         assert asked[0] == "0"
         assert watcher.page.locator("#events li[data-type=timeout]").count() == 1
         assert watcher.errors == []

@@ -118,6 +118,31 @@ def test_a_human_plays_a_whole_match_against_the_greedy_bot(base):
     assert events[-1]["type"] == "match_end"
 
 
+@pytest.mark.parametrize("game", ["basra", "bank"])
+def test_every_answer_scores_the_round_as_it_stands(base, game):
+    """`score` is game.score of the session's state: the same for every seat, grown by the
+    captures of the round, and on the finished match the breakdown its round_end or
+    deal_end event sent."""
+    rules = {"preset": "levantine" if game == "basra" else "classic", "target_score": 1}
+    created, seats = start(base, game=game, rules=rules, seed=f"{game} score")
+    version, totals = created["version"], set()
+    for _ in range(500):
+        answers = [seat.get().json() for seat in seats.values()]
+        assert all(answer["score"] == answers[0]["score"] for answer in answers)
+        totals.add(tuple(side["total"] for side in answers[0]["score"]))
+        mover = next((seat for seat, a in zip(seats, answers, strict=True) if a["moves"]), None)
+        if mover is None:
+            break
+        moved = seats[mover].move(answers[mover]["moves"][0], version).json()
+        assert moved["score"] == seats[mover].get().json()["score"]
+        version = moved["version"]
+    events = seats[0].events(0).json()
+    (ending,) = [e for e in events if e["type"] in ("round_end", "deal_end")]
+    assert answers[0]["view"]["status"] == "match_over"
+    assert answers[0]["score"] == ending["sides"]
+    assert len(totals) > 1  # the round's score moved while it was played
+
+
 def test_bots_that_move_first_have_moved_at_creation(base):
     seats = [{"type": "bot", "level": "random"}, {"type": "human"}]
     # The dealer is the last seat, so seat 0 (the bot) leads.

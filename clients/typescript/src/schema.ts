@@ -1660,6 +1660,8 @@ export interface components {
             view: components["schemas"]["BankView"];
             /** @description the seat's legal moves when it is its turn, else [] */
             moves: components["schemas"]["BankLegalMove"][];
+            /** @description game.score: each side's breakdown of the round or deal as it stands (public: what the captured piles and finishes already earn) */
+            score: components["schemas"]["BankSideScore"][];
             deal: components["schemas"]["Deal"];
             /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
             epoch: number;
@@ -1687,6 +1689,8 @@ export interface components {
             view: components["schemas"]["BankView"];
             /** @description the seat's legal moves when it is its turn, else [] */
             moves: components["schemas"]["BankLegalMove"][];
+            /** @description game.score: each side's breakdown of the round or deal as it stands (public: what the captured piles and finishes already earn) */
+            score: components["schemas"]["BankSideScore"][];
             /** @description the events of this move and the bots' replies, as this seat may see them */
             events: components["schemas"]["BankSessionEvent"][];
             /**
@@ -2154,6 +2158,8 @@ export interface components {
             view: components["schemas"]["BasraView"];
             /** @description the seat's legal moves when it is its turn, else [] */
             moves: components["schemas"]["BasraLegalMove"][];
+            /** @description game.score: each side's breakdown of the round or deal as it stands (public: what the captured piles and finishes already earn) */
+            score: components["schemas"]["BasraSideScore"][];
             deal: components["schemas"]["Deal"];
             /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
             epoch: number;
@@ -2181,6 +2187,8 @@ export interface components {
             view: components["schemas"]["BasraView"];
             /** @description the seat's legal moves when it is its turn, else [] */
             moves: components["schemas"]["BasraLegalMove"][];
+            /** @description game.score: each side's breakdown of the round or deal as it stands (public: what the captured piles and finishes already earn) */
+            score: components["schemas"]["BasraSideScore"][];
             /** @description the events of this move and the bots' replies, as this seat may see them */
             events: components["schemas"]["BasraSessionEvent"][];
             /**

@@ -1,23 +1,40 @@
-// The play page: one human seat against the service's bots in a hosted session, or a
-// spectator of one (opened from its watch link, /play#watch=<id>.<spectator token>).
-// Plain ES module, no build step: everything it needs is served by the service itself.
+// The play page's shell: one human seat against the service's bots in a hosted session, or
+// a spectator of one (opened from its watch link, /play#watch=<id>.<spectator token>).
+// It knows sessions, seats, sides, scores and events in general; what a game's view looks
+// like is its renderer's (basra.js, bank.js), and any other game is drawn by generic.js.
+// Plain ES modules, no build step: everything it needs is served by the service itself.
 
-const SUIT_SYMBOLS = { C: "♣", D: "♦", H: "♥", S: "♠" };
-const RED_SUITS = new Set(["D", "H"]);
-const TRUMP_CLASSES = ["plain", "trumps", "senior trumps"];
-const LOG_LENGTH = 40;
+import bank from "./bank.js";
+import basra from "./basra.js";
+import generic from "./generic.js";
+import { backs, block, cardElement, isCard, note, points, words } from "./ui.js";
+
+// Games with a renderer of their own; every other registered game gets the generic one.
+const RENDERERS = { basra, bank };
+const LOG_LENGTH = 60;
 const RETRY_MS = 1000;
 const TICK_MS = 250;
 const WATCH = "#watch=";
+// Milliseconds before each other seat's move lands; `?pace=off` or `?pace=<ms>` sets it.
+const PACES = { slow: 1600, normal: 900, fast: 350, off: 0 };
 
 const $ = (id) => document.getElementById(id);
+const query = new URLSearchParams(location.search);
+// `?renderer=generic` draws every game with the generic renderer.
+const forcedRenderer = query.get("renderer") === "generic" ? generic : null;
 
-let catalogue = [];   // GET /v1/games
-let session = null;   // the match on screen: id, token, seats, version, view, moves
-let eventsSeen = 0;   // highest event version written to the log
-let following = null; // AbortController of the running event stream or long poll
-let deadlineAt = null; // when the seat to move runs out of time (this clock), or null
-let busy = false;     // a move is on its way: nothing is clickable
+let catalogue = [];     // GET /v1/games
+let session = null;     // the match: id, token, seats (types, null for a spectator), seat
+let shown = null;       // the session answer drawn on the board
+let latest = null;      // the newest answer read; drawn once the events before it landed
+let queue = [];         // events still to land, oldest first
+let landing = false;    // the events in the queue are landing
+let hurry = false;      // the player skipped: the rest of this batch lands at once
+let wake = null;        // ends the current wait between two landings early
+let eventsSeen = 0;     // highest event version received
+let following = null;   // AbortController of the running event stream or long poll
+let deadlineAt = null;  // when the seat to move runs out of time (this clock), or null
+let busy = false;       // a move is on its way: nothing is clickable
 
 class Problem extends Error {
   constructor(status, body) {
@@ -48,95 +65,43 @@ function showProblem(error) {
   box.hidden = !error;
 }
 
-// ---- cards ---------------------------------------------------------------------------
-
-function rankLabel(card) {
-  return card[0] === "T" ? "10" : card[0];
-}
-
-function cardText(card) {
-  return card ? rankLabel(card) + SUIT_SYMBOLS[card[1]] : "a card";
-}
-
-function cardsText(cards) {
-  return cards.map(cardText).join(" ");
-}
-
-function cardElement(card, { small = false } = {}) {
-  const element = document.createElement("span");
-  element.className = "card" + (small ? " small" : "") + (RED_SUITS.has(card[1]) ? " red" : "");
-  element.dataset.card = card;
-  element.setAttribute("aria-label", cardText(card));
-  const corner = document.createElement("span");
-  corner.className = "corner";
-  corner.textContent = rankLabel(card) + "\n" + SUIT_SYMBOLS[card[1]];
-  const pip = document.createElement("span");
-  pip.className = "pip";
-  pip.textContent = SUIT_SYMBOLS[card[1]];
-  element.append(corner, pip);
-  return element;
-}
-
-function backs(count) {
-  const fan = document.createElement("span");
-  fan.className = "fan";
-  for (let i = 0; i < count; i++) {
-    const back = document.createElement("span");
-    back.className = "card small back";
-    fan.append(back);
-  }
-  return fan;
-}
-
-function row(cards, { small = false } = {}) {
-  const element = document.createElement("div");
-  element.className = "cards";
-  for (const card of cards) element.append(cardElement(card, { small }));
-  if (!cards.length) element.append(note("empty"));
-  return element;
-}
-
-function note(text, className = "note") {
-  const element = document.createElement("span");
-  element.className = className;
-  element.textContent = text;
-  return element;
-}
-
-function block(title, ...children) {
-  const element = document.createElement("div");
-  element.className = "block";
-  const heading = document.createElement("h3");
-  heading.textContent = title;
-  element.append(heading, ...children);
-  return element;
-}
+const rendererOf = (game) => forcedRenderer || RENDERERS[game] || generic;
 
 // ---- who is who ----------------------------------------------------------------------
 
-function seatName(seat) {
-  if (seat === null || seat === undefined) return "nobody";
-  if (seat === session.seat) return "You";
-  const entry = session.seats && session.seats[seat];
-  return entry ? `Seat ${seat} (${entry.level} bot)` : `Seat ${seat}`;
-}
-
-function sideCount(view) {
-  return view.game === "basra" && view.seats === 4 ? 2 : view.seats;
-}
-
-function sideName(side, view) {
-  if (view.game !== "basra") return seatName(side);
-  if (view.seats === 2) return seatName(side);
-  if (session.seat === null) return `Side ${side}`;
-  return side === session.seat % 2 ? "Your side" : `Side ${side}`;
+// Seats and sides as the view gives them: one score per side, and seat s plays for side
+// s mod the number of sides (Basra's partners sit opposite: 0 and 2 against 1 and 3).
+function people(view) {
+  const me = session.seat;
+  const sides = Array.isArray(view.scores) ? view.scores.length : view.seats;
+  const sideOf = (seat) => seat % sides;
+  const seatName = (seat) => {
+    if (seat === me) return "You";
+    const entry = session.seats && session.seats[seat];
+    return entry && entry.type === "bot" ? `Seat ${seat} (${entry.level} bot)` : `Seat ${seat}`;
+  };
+  const members = (side) =>
+    Array.from({ length: view.seats }, (_, seat) => seat).filter((seat) => sideOf(seat) === side);
+  const sideName = (side) => {
+    const seats = members(side);
+    if (seats.length === 1) return seatName(seats[0]);
+    if (me !== null && seats.includes(me)) return "Your side";
+    return `Seats ${seats.join(" & ")}`;
+  };
+  return {
+    me, sides, sideOf, seatName, sideName, members,
+    /** "You draw" / "Seat 1 (greedy bot) draws". */
+    verb: (seat, yours, theirs) => `${seatName(seat)} ${seat === me ? yours : theirs}`,
+    scoresText: (scores) =>
+      scores.map((score, side) => `${sideName(side)} ${points(score)}`).join(" · "),
+    partnerOf: (seat) => me !== null && seat !== me && sides < view.seats &&
+      sideOf(seat) === sideOf(me),
+  };
 }
 
 // ---- setup ---------------------------------------------------------------------------
 
-function selectedGame() {
-  return catalogue.find((game) => game.name === $("game").value);
-}
+const selectedGame = () => catalogue.find((game) => game.name === $("game").value);
 
 function fill(select, values, chosen) {
   select.replaceChildren(...values.map((value) => {
@@ -147,29 +112,89 @@ function fill(select, values, chosen) {
   }));
 }
 
-function fillGameOptions() {
+// One input per rule option the catalogue lists, of the kind its value is, showing the
+// chosen preset's value; only what the player changes is sent on top of the preset.
+function fillOptions() {
+  const game = selectedGame();
+  const preset = game.presets[$("preset").value];
+  const inputs = [];
+  for (const [name, fallback] of Object.entries(game.options)) {
+    const value = name in preset ? preset[name] : fallback;
+    if (Array.isArray(value) || value === null || typeof value === "object") continue;
+    const label = document.createElement("label");
+    label.textContent = words(name);
+    const input = document.createElement("input");
+    input.id = `option-${name}`;
+    input.dataset.option = name;
+    input.dataset.kind = typeof value;
+    if (typeof value === "boolean") {
+      input.type = "checkbox";
+      input.checked = value;
+      label.classList.add("check");
+    } else if (typeof value === "number") {
+      input.type = "number";
+      input.value = String(value);
+    } else {
+      input.value = value;
+      const known = [...new Set(Object.values(game.presets).map((rules) => rules[name]))];
+      const list = document.createElement("datalist");
+      list.id = `choices-${name}`;
+      fill(list, known, null);
+      input.setAttribute("list", list.id);
+      label.append(list);
+    }
+    label.append(input);
+    inputs.push(label);
+  }
+  $("option-fields").replaceChildren(...inputs);
+}
+
+function chosenRules() {
+  const game = selectedGame();
+  const preset = game.presets[$("preset").value];
+  const rules = { preset: $("preset").value };
+  for (const input of $("option-fields").querySelectorAll("input")) {
+    const name = input.dataset.option;
+    const value = input.dataset.kind === "boolean" ? input.checked
+      : input.dataset.kind === "number" ? Number(input.value) : input.value;
+    if (value !== (name in preset ? preset[name] : game.options[name])) rules[name] = value;
+  }
+  return rules;
+}
+
+function fillGameChoices() {
   const game = selectedGame();
   fill($("preset"), Object.keys(game.presets), game.default_preset);
   fill($("seats"), game.seats, game.seats[0]);
+  fillOptions();
+}
+
+function introGames() {
+  $("intro-games").replaceChildren(...catalogue.map((game) => {
+    const item = document.createElement("li");
+    const [first] = rendererOf(game.name).summary(game.name);
+    item.append(note(`${words(game.name)} (${game.seats.join(" or ")} players): `, "strong"),
+      note(first));
+    return item;
+  }));
 }
 
 async function loadGames() {
   catalogue = (await call("/v1/games")).games;
   fill($("game"), catalogue.map((game) => game.name), catalogue[0].name);
-  fillGameOptions();
+  fillGameChoices();
+  introGames();
 }
 
 async function startMatch(event) {
   event.preventDefault();
-  stopPolling();
+  stopFollowing();
   showProblem(null);
   const level = $("level").value;
   const seats = Number($("seats").value);
-  const rules = { preset: $("preset").value };
-  if ($("target").value) rules.target_score = Number($("target").value);
   const body = {
     game: $("game").value,
-    rules,
+    rules: chosenRules(),
     seats: [{ type: "human" }, ...Array.from({ length: seats - 1 }, () => ({ type: "bot", level }))],
     spectators: 1,
   };
@@ -182,11 +207,11 @@ async function startMatch(event) {
       token: created.seats.find((seat) => seat.type === "human").token,
       seats: created.seats,
       seat: created.seats.findIndex((seat) => seat.type === "human"),
-      version: -1,
+      game: created.game,
     };
+    resetBoard();
     showWatchLink(created.spectators[0].token);
-    eventsSeen = 0;
-    $("events").replaceChildren();
+    $("new-match").open = false;
     await refresh();
     keepUp();
   } catch (error) {
@@ -194,6 +219,15 @@ async function startMatch(event) {
   } finally {
     $("start").disabled = false;
   }
+}
+
+function resetBoard() {
+  shown = latest = null;
+  queue = [];
+  eventsSeen = 0;
+  $("events").replaceChildren();
+  $("landed").replaceChildren();
+  $("intro").hidden = true;
 }
 
 function showWatchLink(token) {
@@ -207,30 +241,104 @@ function showWatchLink(token) {
 async function watch(fragment) {
   const [id, token] = fragment.split(".");
   document.body.dataset.role = "spectator";
-  session = { id, token, seats: null, seat: null, version: -1 };
+  session = { id, token, seats: null, seat: null, game: null };
+  resetBoard();
   await refresh();
+  const { view } = shown;
+  session.game = view.game;
+  const box = $("spectating");
+  box.textContent = `Spectator view of a ${words(view.game)} match for ${view.seats} players: ` +
+    "you see the table, the scores and every move as they happen, but no hand.";
+  box.hidden = false;
   keepUp();
 }
 
 // ---- keeping up ----------------------------------------------------------------------
 
+// A session answer: its events land first (one at a time), then its view is drawn.
 function take(answer) {
-  if (answer.version < session.version) return;
-  session.version = answer.version;
-  session.view = answer.view;
-  session.moves = answer.moves;
+  if (latest && answer.version < latest.version) return;
+  latest = answer;
   if ("time_left" in answer) {
     deadlineAt = answer.time_left === null ? null : Date.now() + answer.time_left * 1000;
   }
-  if (answer.events) logEvents(answer.events);
-  render();
+  if (answer.events) receive(answer.events);
+  land();
 }
 
 async function refresh() {
   take(await call(`/v1/sessions/${session.id}`));
 }
 
-function stopPolling() {
+// Events already drawn on the board (the history a page opened mid-match reads) go
+// straight to the log; newer ones queue up to land.
+function receive(events) {
+  for (const event of events) {
+    if (event.version <= eventsSeen) continue;
+    if (shown && event.version <= shown.version) log(event);
+    else queue.push(event);
+  }
+  const last = events.at(-1);
+  if (last && last.version > eventsSeen) eventsSeen = last.version;
+}
+
+function pace() {
+  if (hurry) return 0;
+  const given = query.get("pace");
+  if (given !== null) return given in PACES ? PACES[given] : Math.max(0, Number(given) || 0);
+  return PACES[$("pace").value];
+}
+
+function wait(ms) {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    wake = () => { clearTimeout(timer); resolve(); };
+  });
+}
+
+// The queue lands one event at a time: each other seat's move after a pause, a round or
+// deal end stopping on its breakdown until the player goes on; then the newest view.
+async function land() {
+  if (landing) return;
+  landing = true;
+  render();
+  try {
+    while (queue.length) {
+      const event = queue[0];
+      if (Number.isInteger(event.seat) && event.seat !== session.seat && event.type !== "timeout") {
+        $("skip").hidden = pace() === 0;
+        await wait(pace());
+      }
+      queue.shift();
+      log(event);
+      const ending = shown && rendererOf(shown.view.game).ending(event, people(shown.view));
+      if (ending) await goOn(ending);
+    }
+  } finally {
+    landing = hurry = false;
+    wake = null;
+    $("skip").hidden = true;
+  }
+  if (latest && latest !== shown) shown = latest;
+  render();
+}
+
+function skip() {
+  hurry = true;
+  if (wake) wake();
+}
+
+function goOn({ title, table, lines }) {
+  $("ending-title").textContent = title;
+  $("ending-table").replaceChildren(table);
+  $("ending-lines").replaceChildren(...lines.map((line) => note(line, "line")));
+  const dialog = $("ending");
+  dialog.showModal();
+  return new Promise((resolve) => dialog.addEventListener("close", resolve, { once: true }));
+}
+
+function stopFollowing() {
   if (following) following.abort();
   following = null;
 }
@@ -249,7 +357,7 @@ async function keepUp() {
 }
 
 function matchGoesOn(controller) {
-  return !controller.signal.aborted && session.view.status !== "match_over";
+  return !controller.signal.aborted && latest.view.status !== "match_over";
 }
 
 // EventSource cannot send the bearer token, so the stream is read with fetch: messages of
@@ -305,7 +413,7 @@ async function readStream(body, controller) {
         if (line === "") {
           if (message.event === "end") return true;
           if (message.event === "events" && message.data.length) {
-            logEvents(JSON.parse(message.data.join("\n")));
+            receive(JSON.parse(message.data.join("\n")));
             // A version whose events this token may not see still counts for resuming.
             if (Number.isInteger(message.id)) eventsSeen = Math.max(eventsSeen, message.id);
             await refresh();
@@ -337,7 +445,7 @@ async function followLongPoll(controller) {
       });
       if (controller.signal.aborted) return;
       if (events.length) {
-        logEvents(events);
+        receive(events);
         await refresh();
       }
     } catch (error) {
@@ -348,12 +456,13 @@ async function followLongPoll(controller) {
   }
 }
 
+// A legal move goes back as the server listed it.
 async function play(move) {
   busy = true;
   render();
   try {
     take(await call(`/v1/sessions/${session.id}/moves`, {
-      method: "POST", body: { move, version: session.version },
+      method: "POST", body: { move, version: shown.version },
     }));
     showProblem(null);
   } catch (error) {
@@ -365,171 +474,137 @@ async function play(move) {
   }
 }
 
-// Only the fields that name a move go back: the listed moves carry extra facts (points...).
-function wireMove(move) {
-  const wire = {};
-  for (const key of ["type", "card", "cards", "capture"]) {
-    if (key in move) wire[key] = move[key];
-  }
-  return wire;
-}
-
 // ---- the board -----------------------------------------------------------------------
 
 function render() {
-  const { view } = session;
-  document.body.dataset.status = view.status;
-  document.body.dataset.game = view.game;
+  if (!shown) return;
+  const { view } = shown;
+  const renderer = rendererOf(view.game);
+  const who = people(view);
+  Object.assign(document.body.dataset, {
+    status: view.status, game: view.game, version: String(shown.version),
+    renderer: renderer.name, landing: String(landing),
+  });
   $("board").hidden = false;
-  renderStatus(view);
-  renderSeats(view);
-  $("centre").replaceChildren(...(view.game === "bank" ? bankCentre(view) : basraCentre(view)));
-  renderHand(view);
+  renderStatus(view, renderer, who);
+  renderScores(view, renderer, who);
+  renderSeats(view, renderer, who);
+  $("centre").replaceChildren(...renderer.centre(view, who));
+  renderHand(view, renderer);
   renderCountdown();
 }
 
 function renderCountdown() {
   const box = $("countdown");
-  const view = session && session.view;
+  const view = latest && latest.view;
   if (deadlineAt === null || !view || view.status === "match_over" || view.turn === null) {
     box.hidden = true;
     return;
   }
   const left = Math.max(0, Math.ceil((deadlineAt - Date.now()) / 1000));
-  box.textContent = `${seatName(view.turn)}: ${left} s left to play`;
+  box.textContent = `${people(view).seatName(view.turn)}: ${left} s left to play`;
   box.dataset.seconds = String(left);
   box.hidden = false;
 }
 
-function matchResult(view) {
-  if (view.game === "bank") {
-    const winners = view.winners || [];
-    if (!winners.length) return "Match over";
-    return `Match over: ${winners.map(seatName).join(" and ")} ${
-      winners.length === 1 && winners[0] === session.seat ? "win" : "won"}`;
+function matchResult(view, who) {
+  const winners = Array.isArray(view.winners) && view.winners.length ? view.winners : null;
+  if (winners) {
+    if (winners.length === 1) return `Match over: ${who.verb(winners[0], "win", "wins")}`;
+    return `Match over: ${winners.map(who.seatName).join(" and ")} share the win`;
   }
-  return view.winner === null ? "Match over" : `Match over: ${sideName(view.winner, view)} won`;
+  if (Number.isInteger(view.winner)) {
+    const name = who.sideName(view.winner);
+    return `Match over: ${name} ${name === "You" || name === "Your side" ? "win" : "wins"}`;
+  }
+  return "Match over";
 }
 
-function renderStatus(view) {
+function renderStatus(view, renderer, who) {
   const parts = [];
+  const mine = view.turn === session.seat && session.seat !== null;
   if (view.status === "match_over") {
-    parts.push(note(matchResult(view), "headline"));
-  } else if (view.turn === session.seat) {
+    parts.push(note(matchResult(view, who), "headline"));
+  } else if (landing) {
+    parts.push(note(session.seat === null ? "Moves landing…" : "The other players are playing…",
+      "headline"));
+  } else if (mine) {
     parts.push(note(busy ? "Playing…" : "Your turn", "headline"));
+    parts.push(note("Click a highlighted card of your hand, or a button under it.", "hint"));
   } else {
-    parts.push(note(`${seatName(view.turn)} to play…`, "headline"));
+    parts.push(note(`${who.seatName(view.turn)} to play…`, "headline"));
   }
-  const period = view.game === "bank" ? `Deal ${view.deal}` : `Round ${view.round}`;
-  parts.push(note(`${period} · stock ${view.stock_size} · version ${session.version}`));
-  const scores = document.createElement("table");
-  scores.className = "scores";
-  for (let side = 0; side < sideCount(view); side++) {
-    const line = scores.insertRow();
-    line.insertCell().textContent = sideName(side, view);
-    line.insertCell().textContent = String(view.scores[side]);
+  const facts = [renderer.period(view)];
+  if (Number.isInteger(view.stock_size)) facts.push(`${view.stock_size} cards in the stock`);
+  if (view.rules && Number.isInteger(view.rules.target_score)) {
+    facts.push(`first to ${view.rules.target_score} wins`);
   }
-  const target = view.rules.target_score;
-  parts.push(block(`Scores (to ${target})`, scores));
+  parts.push(note(facts.filter(Boolean).join(" · ")));
   $("status").replaceChildren(...parts);
 }
 
-function renderSeats(view) {
+// The score as the game counts it now: what each side has banked, plus what the round or
+// deal in play has earned it so far (the server's `score`); once the match is over, the
+// banked scores are final.
+function renderScores(view, renderer, who) {
+  const table = document.createElement("table");
+  table.className = "scores";
+  const live = view.status !== "match_over" && Array.isArray(shown.score);
+  for (let side = 0; side < who.sides; side++) {
+    const banked = view.scores[side];
+    const now = live ? Number(shown.score[side].total) || 0 : 0;
+    const line = table.insertRow();
+    line.dataset.side = String(side);
+    line.insertCell().textContent = who.sideName(side);
+    const total = line.insertCell();
+    total.className = "total";
+    total.textContent = points(banked + now);
+    line.insertCell().textContent = live ? `${points(banked)} + ${points(now)}` : "";
+  }
+  $("scoreboard").replaceChildren(block(live ? `Score (${renderer.scoreNote()})` : "Score", table));
+}
+
+function renderSeats(view, renderer, who) {
   const panels = [];
   for (let seat = 0; seat < view.seats; seat++) {
     const panel = document.createElement("div");
     panel.className = "seat" + (seat === view.turn ? " to-move" : "");
     panel.dataset.seat = String(seat);
     const name = document.createElement("h3");
-    name.textContent = seatName(seat);
-    panel.append(name, backs(view.hand_sizes[seat]),
-      note(`${view.hand_sizes[seat]} in hand`, "count"));
-    if (view.game === "bank") {
-      panel.append(note(`${view.captured[seat].length} captured`, "count"));
-      const personal = view.trumps.personal[seat];
-      if (personal) panel.append(note(`trumps ${SUIT_SYMBOLS[personal]}`, "count"));
-      const out = view.out.find((entry) => entry.seat === seat);
-      if (out) panel.append(note(`out #${out.place} (${out.finish}, +${out.bonus})`, "count"));
-    }
+    name.textContent = who.seatName(seat);
+    panel.append(name);
+    if (who.partnerOf(seat)) panel.append(note("your partner", "count partner"));
+    const held = view.hand_sizes[seat];
+    if (seat === session.seat) panel.append(note(`${held} in your hand, below`, "count"));
+    else panel.append(backs(held), note(`${held} in hand`, "count"));
+    panel.append(...renderer.seatLines(view, seat, who));
     panels.push(panel);
   }
   $("seats-row").replaceChildren(...panels);
 }
 
-function basraCentre(view) {
-  const piles = document.createElement("div");
-  piles.className = "piles";
-  for (let side = 0; side < sideCount(view); side++) {
-    const basras = view.basras[side].length;
-    piles.append(note(`${sideName(side, view)}: ${view.captured[side].length} cards taken` +
-      (basras ? `, ${basras} basra${basras > 1 ? "s" : ""}` : ""), "count"));
-  }
-  const parts = [block("Table", row(view.table)), block("Captured", piles)];
-  if (view.carry) parts.push(note(`${view.carry} points carried over`));
-  return parts;
-}
-
-function bankCentre(view) {
-  const pile = document.createElement("div");
-  pile.className = "cards bank";
-  for (const entry of view.bank) {
-    const card = cardElement(entry.card);
-    card.title = entry.by === null ? "pack card" : `laid by ${seatName(entry.by)}`;
-    pile.append(card);
-  }
-  if (!view.bank.length) pile.append(note("empty"));
-  let target;
-  if (view.target === null) {
-    target = note("free lead: play any card");
-  } else {
-    target = document.createElement("div");
-    target.className = "cards";
-    target.append(cardElement(view.target.card),
-      note(view.target.virtual ? "(after a capture)" : `by ${seatName(view.target.by)}`));
-  }
-  const trumps = Object.entries(view.trumps.common)
-    .filter(([, level]) => level > 0)
-    .map(([suit, level]) => `${SUIT_SYMBOLS[suit]} ${TRUMP_CLASSES[level]}`);
-  const personal = session.seat === null ? null : view.trumps.personal[session.seat];
-  if (personal) trumps.push(`yours: ${SUIT_SYMBOLS[personal]}`);
-  return [
-    block("Bank", pile),
-    block("Target", target),
-    block("Trumps", note(trumps.length ? trumps.join(" · ") : "none")),
-  ];
-}
-
-function moveLabel(move) {
-  if (move.type === undefined) {  // Basra: {card, capture}
-    if (!move.capture.length) return `lay ${cardText(move.card)} on the table`;
-    return `take ${cardsText(move.capture)} with ${cardText(move.card)}` +
-      (move.basra ? " (basra!)" : "");
-  }
-  if (move.type === "lay") return `lay ${cardText(move.card)}`;
-  if (move.type === "quad" || move.type === "run") return `${move.type} ${cardsText(move.cards)}`;
-  return move.type;
-}
-
-function choiceButton(move) {
+function choiceButton(move, renderer) {
   const button = document.createElement("button");
   button.type = "button";
   button.className = "choice";
-  button.textContent = moveLabel(move);
-  button.addEventListener("click", () => play(wireMove(move)));
+  button.textContent = renderer.moveLabel(move);
+  button.addEventListener("click", () => play(move));
   return button;
 }
 
 // A hand card is clickable when a legal move plays it alone; when several moves play it
 // (captures to choose from), a click lists them. Moves of several cards or none are buttons.
-function renderHand(view) {
+function renderHand(view, renderer) {
   if (session.seat === null) return;  // a spectator has no hand and nothing to play
-  const moves = busy || view.turn !== session.seat ? [] : session.moves;
+  const ready = !busy && !landing && shown === latest && view.turn === session.seat;
+  const moves = ready ? shown.moves : [];
   const byCard = new Map();
   const others = [];
   for (const move of moves) {
-    if (move.card && (move.type === undefined || move.type === "lay")) {
-      if (!byCard.has(move.card)) byCard.set(move.card, []);
-      byCard.get(move.card).push(move);
+    const card = renderer.playsCard(move);
+    if (card && view.hand.includes(card)) {
+      if (!byCard.has(card)) byCard.set(card, []);
+      byCard.get(card).push(move);
     } else {
       others.push(move);
     }
@@ -543,8 +618,8 @@ function renderHand(view) {
       element.tabIndex = 0;
       element.setAttribute("role", "button");
       const pick = () => choices.length === 1
-        ? play(wireMove(choices[0]))
-        : $("choices").replaceChildren(...choices.map(choiceButton));
+        ? play(choices[0])
+        : $("choices").replaceChildren(...choices.map((move) => choiceButton(move, renderer)));
       element.addEventListener("click", pick);
       element.addEventListener("keydown", (key) => { if (key.key === "Enter") pick(); });
     }
@@ -552,79 +627,71 @@ function renderHand(view) {
   });
   $("hand").replaceChildren(...hand);
   if (!hand.length) $("hand").append(note("no cards"));
-  $("choices").replaceChildren(...others.map(choiceButton));
+  $("choices").replaceChildren(...others.map((move) => choiceButton(move, renderer)));
 }
 
 // ---- events --------------------------------------------------------------------------
 
-function describe(event) {
-  const who = seatName(event.seat);
-  switch (event.type) {
-    case "move":
-      return event.capture.length
-        ? `${who} played ${cardText(event.card)} taking ${cardsText(event.capture)}`
-        : `${who} laid ${cardText(event.card)} on the table`;
-    case "capture":  // in Basra the move event already says what was taken
-      return event.why
-        ? `${who} took the bank: ${event.cards.length} cards, ${event.points} points (${event.why})`
-        : null;
-    case "basra":
-      return `${who} made a basra with ${cardText(event.card)} (+${event.points})`;
-    case "deal":
-      return event.card
-        ? `Deal ${event.deal}: ${seatName(event.dealer)} dealt, pack card ${cardText(event.card)}`
-        : `New cards: ${event.hand_size} each, ${event.stock} left in the stock`;
-    case "round_end":
-      return `Round ${event.round} over: scores ${event.scores.join(" – ")}`;
-    case "match_end":
-      return `Match over: scores ${event.scores.join(" – ")}`;
-    case "lay":
-      return `${who} laid ${cardText(event.card)}`;
-    case "quad":
-    case "run":
-      return `${who} laid a ${event.type}: ${cardsText(event.cards)}`;
-    case "draw":
-      return `${who} drew ${cardText(event.card)}${event.forced ? " (after a seven)" : ""}`;
-    case "timeout":
-      return `time ran out: the computer played for seat ${event.seat}` +
-        (event.absent ? " (absent)" : "");
-    case "pass":
-      return `${who} passed`;
-    case "turn_up":
-      return `Turned up ${cardText(event.card)}`;
-    case "skip":
-      return `${who} misses a turn`;
-    case "out":
-      return `${who} went out, place ${event.place} (${event.finish}, +${event.bonus})`;
-    case "deal_end":
-      return `Deal ${event.deal} over: ${seatName(event.loser)} pays ${event.penalty}; ` +
-        `scores ${event.scores.join(" – ")}`;
-    default:
-      return event.type;
+// A timeout is the session's own event (the server played for a seat); every other event
+// is the game's, in its renderer's words.
+function describe(event, who, renderer) {
+  if (event.type === "timeout") {
+    const away = event.absent ? " (away, so at once)" : "";
+    return event.seat === who.me
+      ? `Time ran out: the computer played for you${away}`
+      : `Time ran out for ${who.seatName(event.seat)}: the computer played for them${away}`;
+  }
+  return renderer.describe(event, who);
+}
+
+// Writes one event to the log and, when it is a seat's, shows it as the last play landed.
+function log(event) {
+  const view = (shown || latest).view;
+  const who = people(view);
+  const text = describe(event, who, rendererOf(view.game));
+  if (text === null) return;
+  const item = document.createElement("li");
+  item.dataset.type = event.type;
+  item.dataset.version = String(event.version);
+  item.dataset.landed = String(Math.round(performance.now()));
+  item.textContent = text;
+  const list = $("events");
+  list.prepend(item);
+  while (list.children.length > LOG_LENGTH) list.lastElementChild.remove();
+  const played = ["card", "cards", "capture"].flatMap((key) => [event[key]].flat()).filter(isCard);
+  $("landed").replaceChildren(note(text, "landed-text"),
+    ...played.slice(0, 8).map((card) => cardElement(card, { small: true })));
+  for (const panel of document.querySelectorAll(".seat")) {
+    panel.classList.toggle("landed", Number(panel.dataset.seat) === event.seat);
   }
 }
 
-function logEvents(events) {
-  const list = $("events");
-  for (const event of events) {
-    if (event.version <= eventsSeen && event.version !== undefined) continue;
-    const text = describe(event);
-    if (text === null) continue;
-    const item = document.createElement("li");
-    item.dataset.type = event.type;
-    item.textContent = text;
-    list.prepend(item);
-  }
-  const last = events.at(-1);
-  if (last && last.version > eventsSeen) eventsSeen = last.version;
-  while (list.children.length > LOG_LENGTH) list.lastElementChild.remove();
+// ---- help ----------------------------------------------------------------------------
+
+function openHelp() {
+  const game = (shown && shown.view.game) || $("game").value;
+  $("help-title").textContent = `How to play ${words(game)}`;
+  $("help-text").replaceChildren(...rendererOf(game).summary(game).map((text) => {
+    const paragraph = document.createElement("p");
+    paragraph.textContent = text;
+    return paragraph;
+  }));
+  $("rules-link").href = `/play/rules/${game}`;
+  $("help").showModal();
 }
 
 // ---- start ---------------------------------------------------------------------------
 
-$("game").addEventListener("change", fillGameOptions);
+$("game").addEventListener("change", fillGameChoices);
+$("preset").addEventListener("change", fillOptions);
 $("setup").addEventListener("submit", startMatch);
+$("skip").addEventListener("click", skip);
+$("go-on").addEventListener("click", () => $("ending").close());
+$("help-open").addEventListener("click", openHelp);
+document.querySelector("[data-help]").addEventListener("click", openHelp);
+$("help-close").addEventListener("click", () => $("help").close());
 setInterval(renderCountdown, TICK_MS);
+if (query.get("pace") !== null) $("pace").closest("label").hidden = true;
 if (location.hash.startsWith(WATCH)) {
   watch(location.hash.slice(WATCH.length)).catch(showProblem);
 } else {
