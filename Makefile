@@ -4,7 +4,7 @@ PIP := $(PY) -m pip --quiet --disable-pip-version-check
 PYTEST_ARGS ?=
 CLIENT := clients/typescript
 
-.PHONY: venv redis-server chromium node client client-test test run bench lint openapi
+.PHONY: venv redis-server chromium node wrk client client-test test run bench lint openapi
 
 venv: $(VENV)/.installed
 
@@ -73,12 +73,16 @@ run: $(VENV)/.serve
 	@LOG_LEVEL=$${LOG_LEVEL:-warning} $(VENV)/bin/gunicorn -c gunicorn.conf.py \
 	  --access-logfile $${ACCESS_LOG:-/dev/null} service.wsgi:app
 
-# The benchmarks' peer, OpenSpiel, comes with the optional `bench` extra.
+# The benchmarks' peers, OpenSpiel and RLCard, come with the optional `bench` extra.
 $(VENV)/.bench-installed: $(VENV)/.installed
 	@$(PIP) install -e '.[test,bench]'
 	@touch $@
 
-bench: venv redis-server $(VENV)/.bench-installed
+# wrk, the C load generator of the HTTP benchmarks.
+wrk:
+	$(call apt-install,command -v wrk,wrk)
+
+bench: venv redis-server wrk $(VENV)/.bench-installed
 	$(PY) -m bench
 
 lint: venv

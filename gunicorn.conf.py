@@ -1,9 +1,10 @@
 """gunicorn settings: `gunicorn -c gunicorn.conf.py` (counts and port from the environment)."""
 
-import json
 import os
+import re
 import sys
 import tempfile
+from json.encoder import encode_basestring_ascii  # json.dumps of a str, in C
 from pathlib import Path
 from typing import Any
 
@@ -48,21 +49,66 @@ access_log_format = (
 )
 
 
-class JsonAtoms(glogging.SafeAtoms):
-    """Atoms escaped as JSON string content (gunicorn's own escape covers quotes only), so
-    every access line is one valid JSON object whatever a client puts in its path or headers.
-    Escaped when the format reads them: gunicorn offers some fifty atoms a request (every
-    header and environ entry), the format uses ten."""
+# The atoms the format reads. gunicorn offers some fifty a request (every request and
+# response header, every environ entry): building and escaping them all cost more than the
+# whole answer of a stateless request, so only these are built.
+FORMAT_ATOMS = frozenset(re.findall(r"%\(([^)]+)\)s", access_log_format))
+ENVIRON_ATOMS = frozenset(atom for atom in FORMAT_ATOMS if atom.endswith("}e"))
+# The environ entries gunicorn's own atoms read (h, u, r, m, U, q, H, f, a).
+ATOM_ENVIRON = (
+    "REMOTE_ADDR",
+    "HTTP_AUTHORIZATION",
+    "REQUEST_METHOD",
+    "RAW_URI",
+    "SERVER_PROTOCOL",
+    "PATH_INFO",
+    "QUERY_STRING",
+    "HTTP_REFERER",
+    "HTTP_USER_AGENT",
+)
+
+
+class JsonAtoms(dict):
+    """The atoms the format reads, each escaped as JSON string content as json.dumps escapes
+    a string (gunicorn's own escape covers quotes only), so every access line is one valid
+    JSON object whatever a client puts in its path or headers. A header atom is found
+    whatever its case and a missing atom is "-", as gunicorn's SafeAtoms has it."""
 
     def __init__(self, atoms: dict[str, Any]) -> None:
-        dict.__init__(self, atoms)
+        super().__init__(
+            (
+                key,
+                encode_basestring_ascii(str(atoms.get(key.lower() if key[0] == "{" else key, "-")))[
+                    1:-1
+                ],
+            )
+            for key in FORMAT_ATOMS
+        )
 
-    def __getitem__(self, key: str) -> str:
-        return json.dumps(str(super().__getitem__(key)))[1:-1]
+
+class Named:
+    """A request or response as the access log sees it: only the headers the format names
+    (`{name}i` for the request's, `{name}o` for the response's)."""
+
+    def __init__(self, message: Any, kind: str) -> None:
+        self.status = getattr(message, "status", None)
+        self.sent = getattr(message, "sent", None)
+        self.headers = [
+            (name, value) for name, value in message.headers
+            if f"{{{name.lower()}}}{kind}" in FORMAT_ATOMS
+        ]  # fmt: skip
 
 
 class JsonAccessLogger(glogging.Logger):
     atoms_wrapper_class = JsonAtoms
+
+    def atoms(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> dict:
+        """gunicorn's own atoms, from only the headers and environ entries they read or the
+        format names."""
+        named = {key: environ[key] for key in ATOM_ENVIRON if key in environ}
+        if ENVIRON_ATOMS:
+            named.update((k, v) for k, v in environ.items() if f"{{{k.lower()}}}e" in ENVIRON_ATOMS)
+        return super().atoms(Named(resp, "o"), Named(req, "i"), named, request_time)
 
 
 logger_class = JsonAccessLogger
@@ -108,6 +154,7 @@ def post_worker_init(worker: Any) -> None:
     from service.shutdown import answer_long_polls_on_stop
 
     answer_long_polls_on_stop(worker)
+
 
 def post_request(worker: Any, req: Any, environ: dict[str, Any], resp: Any) -> None:
     """gunicorn hook, after each answer is written: a gevent worker's fair turn."""

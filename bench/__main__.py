@@ -1,12 +1,15 @@
 """Every benchmark in one run and one table of targets: `python -m bench` (`make bench`).
 
 Each row is a figure beside the peer or floor it was measured against in the same run
-(OpenSpiel's games, the echo of the same bodies, stateless apply, a stated budget), their
-ratio, the goal and pass/FAIL; a peer that is missing is a skip. Absolute figures drift
-with the machine's load, the ratios much less. `--quick` shortens every measurement.
+(OpenSpiel's and RLCard's games, a bare echo of the same bodies, stateless apply, a stated
+budget), their ratio, the goal and pass/FAIL; a peer that is missing is a skip. Absolute
+figures drift with the machine's load, the ratios much less; the table ends with the
+machine's load average at the start and at the end of the run. `--quick` shortens every
+measurement.
 """
 
 import argparse
+import os
 
 from bench import engine, http, sessions, state
 from bench.report import print_targets
@@ -17,16 +20,20 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="shorter runs, rougher figures")
     args = parser.parse_args()
     scale = 0.25 if args.quick else 1.0
+    load_before = os.getloadavg()
     targets = []
     print("== engine")
     targets += engine.measure(4 * scale, 300, round(300 * scale), round(1000 * scale))
     print("\n== state JSON")
     targets += state.measure(50)
     print("\n== stateless HTTP")
-    targets += http.measure(5 * scale, 1.0, [16, 64], 300, [])
+    targets += http.measure(max(1, round(3 * scale)), 1, [16, 64], 300, [])
     print("\n== hosted sessions")
     targets += sessions.measure(10 * scale, 10, 1.0, 16, 4)
     print_targets(targets, "all targets")
+    print(f"\nload average (1, 5, 15 min) of this {os.cpu_count()}-core machine: "
+          f"{' '.join(f'{x:.1f}' for x in load_before)} at the start, "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
-"""Engine speed: `python -m bench.engine`, beside OpenSpiel's pure-Python games in one run.
+"""Engine speed: `python -m bench.engine`, beside pure-Python card engines in one run.
 
 Random playouts of whole matches through the game protocol (new, legal_moves, apply) of
-every registered game, and of OpenSpiel's python_kuhn_poker and python_block_dominoes,
-in short slices taken in turn and timed in CPU seconds of this process, so a load that
-comes and goes on the machine weighs on each alike. Actions are the players' decisions on
-both sides: OpenSpiel's chance actions (its deal) are applied and timed but not counted,
-as our games deal inside apply. Without the `bench` extra
-(`pip install -e '.[bench]'`) the peer is reported missing and its targets skipped.
+every registered game, beside the pure-Python games of OpenSpiel (python_kuhn_poker,
+python_block_dominoes) and of RLCard (Uno, Leduc and limit hold'em, through each game's
+own init_game / get_legal_actions / step), and OpenSpiel's C++ hearts as a compiled
+anchor, in short slices taken in turn and timed in CPU seconds of this process, so a load
+that comes and goes on the machine weighs on each alike. Actions are the players'
+decisions on both sides: the peers' chance actions (their deals) are applied and timed but
+not counted, as our games deal inside apply. Target: every game >= 1.0 x the fastest
+pure-Python peer of the run. Without the `bench` extra (`pip install -e '.[bench]'`) the
+peers are reported missing and the targets skipped.
 
 Then Basra's own figures: legal-move listings per second on a corpus of typical
 positions and the p99 of one listing, the worst capture search on 20-numeral tables
@@ -16,6 +19,7 @@ option, 2 to 4 seats) and complete random deals per second.
 """
 
 import argparse
+import importlib
 import random
 import resource
 import statistics
@@ -35,8 +39,15 @@ SLICE_CPU_SECONDS = 0.25
 # echo floor's p99 over HTTP at 16 connections (20-30 ms), so the engine is never what a
 # client waits for. The worst capture search may take twice that.
 LISTING_P99_BUDGET_MS = 2.5
-PLAYOUT_GOAL = 1.0  # actions per CPU-second against python_kuhn_poker
-PEERS = ("python_kuhn_poker", "python_block_dominoes")
+PLAYOUT_GOAL = 1.0  # actions per CPU-second against the fastest pure-Python peer
+SPIEL_PEERS = ("python_kuhn_poker", "python_block_dominoes")  # OpenSpiel's, in Python
+COMPILED_PEER = "hearts"  # OpenSpiel's C++ hearts: reported beside, not a target
+# RLCard's card games that have the game-level API: name -> (module, class).
+RLCARD_PEERS = {
+    "rlcard uno": ("rlcard.games.uno.game", "UnoGame"),
+    "rlcard leduc holdem": ("rlcard.games.leducholdem.game", "LeducholdemGame"),
+    "rlcard limit holdem": ("rlcard.games.limitholdem.game", "LimitHoldemGame"),
+}
 
 # A playout source: each call plays one whole match and returns the actions it applied.
 Playout = Callable[[], int]
@@ -77,6 +88,28 @@ def peer_playouts(name: str, seed: int = 7) -> Playout | None:
             else:
                 state.apply_action(rng.choice(state.legal_actions()))
                 actions += 1
+        return actions
+
+    return playout
+
+
+def rlcard_playouts(module: str, name: str, seed: int = 7) -> Playout | None:
+    """Whole games of an RLCard card game through its game object (the deal in init_game,
+    counted as no action); None when RLCard is not installed."""
+    try:
+        import numpy
+
+        game = getattr(importlib.import_module(module), name)()
+    except ImportError:
+        return None
+    game.np_random, rng = numpy.random.RandomState(seed), random.Random(seed)
+
+    def playout() -> int:
+        game.init_game()
+        actions = 0
+        while not game.is_over():
+            game.step(rng.choice(game.get_legal_actions()))
+            actions += 1
         return actions
 
     return playout
@@ -203,8 +236,11 @@ def bank_deal_rate(deals: int) -> float:
 def sources() -> Iterator[tuple[str, Playout | None]]:
     for name, game in sorted(games().items()):
         yield name, our_playouts(game)
-    for name in PEERS:
+    for name in SPIEL_PEERS:
         yield name, peer_playouts(name)
+    for name, (module, game_class) in RLCARD_PEERS.items():
+        yield name, rlcard_playouts(module, game_class)
+    yield COMPILED_PEER, peer_playouts(COMPILED_PEER)
 
 
 def measure(seconds: float, games_played: int, tables: int, rounds: int) -> list[Target]:
@@ -219,11 +255,18 @@ def measure(seconds: float, games_played: int, tables: int, rounds: int) -> list
             f"{rates[name]:>12,.0f} actions per CPU-second"
         )  # fmt: skip
         print(f"  {name:<24}{figure}")
-    kuhn = rates.get(PEERS[0])
+    pure = {name: rates[name] for name in [*SPIEL_PEERS, *RLCARD_PEERS] if name in rates}
+    fastest = max(pure, key=pure.__getitem__, default="pure-Python peers")
     targets = [
-        Target(f"{name} playouts", rates[name], "act/cpu-s", kuhn, PEERS[0], PLAYOUT_GOAL)
+        Target(f"{name} playouts", rates[name], "act/cpu-s", pure.get(fastest), fastest,
+               PLAYOUT_GOAL)
         for name in sorted(games())
-    ]
+    ] + [
+        Target(f"{name} playouts, compiled anchor", rates[name], "act/cpu-s",
+               rates.get(COMPILED_PEER),
+               f"{COMPILED_PEER} (C++)", None)
+        for name in sorted(games())
+    ]  # fmt: skip
 
     positions = corpus(games_played)
     clear_caches()

@@ -1,19 +1,19 @@
-"""Worker models side by side: `python -m bench.workers [--seconds 4] [--connections 16 64]`.
+"""Worker models side by side: `python -m bench.workers [--seconds 3] [--connections 16 64]`.
 
-Starts one gunicorn per worker model at once, each with the production gunicorn.conf.py
-and BENCH_ECHO=1 on its own port, then measures legal-moves, apply and the echo of the
-same bodies on every server in half-second slices taken in turn, so a load that comes
-and goes on the machine weighs on every model alike (only the server being measured is
-busy). One row per model and connection count: each endpoint's throughput and p99 against
-that server's own echo, and the spread of requests answered per connection (the most
-over the fewest in a slice; fair scheduling keeps it near 1).
+Starts one gunicorn per worker model at once, each with the production gunicorn.conf.py on
+its own port, and beside each its own floor: bench/echo.py in that model's worker shape
+(see bench.http). Then wrk loads Basra's legal-moves and apply, and the echo of the same
+bodies, on every server in one-second slices taken in turn, so a load that comes and goes
+on the machine weighs on every model alike (only the server being measured is busy). One
+row per model and connection count: each endpoint's throughput and p99 against its own
+echo's, and the echo's own figures.
 
 Models: gevent as it was (GUNICORN_FAIR_TURNS=0), gevent with fair turns (production),
 gthread with 8 and with 128 threads, and gevent with fair turns in two workers sharing
 Redis (what REDIS_URL selects). gthread cannot hold 64 waiting long polls with 8 threads:
-that one is here for the stateless paths only. `--before DIR` adds the production config of another
-checkout (say `git archive <commit> | tar -x -C DIR`), served from there: the code
-before a change and after it, side by side in one run.
+that one is here for the stateless paths only. `--before DIR` adds the production config of
+another checkout (say `git archive <commit> | tar -x -C DIR`), served from there beside the
+current one's echo: the code before a change and after it, side by side in one run.
 """
 
 import argparse
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import orjson
 
-from bench.harness import in_turn
-from bench.http import SLICE_SECONDS, corpus, hammer
+from bench.http import corpus, echo_server, worker_shape
+from bench.wrk import Load, body_file, post
 from tests.gunicorn_server import gunicorn, wait_until
 from tests.redis_server import RedisServer, free_port
 
@@ -43,9 +43,9 @@ MODELS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
 
 
 @contextmanager
-def gunicorn_in(root: Path, log: Path, **settings: str) -> Iterator[int]:
+def gunicorn_in(root: Path, log: Path, **settings: str) -> Iterator[str]:
     """gunicorn -c gunicorn.conf.py of another checkout, serving that checkout's code on a
-    free port (yielded) once /livez answers."""
+    free port, once /livez answers; yields its URL."""
     port = free_port()
     env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
     env.update(HOST="127.0.0.1", PORT=str(port), **settings)
@@ -55,7 +55,7 @@ def gunicorn_in(root: Path, log: Path, **settings: str) -> Iterator[int]:
                                   cwd=root, env=env, stdout=out, stderr=out)  # fmt: skip
     try:
         wait_until(port, "/livez", server, 30.0)
-        yield port
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.terminate()
         server.wait(timeout=20)
@@ -63,59 +63,67 @@ def gunicorn_in(root: Path, log: Path, **settings: str) -> Iterator[int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=4.0, help="per endpoint and model")
+    parser.add_argument("--seconds", type=int, default=3, help="per endpoint and model")
     parser.add_argument("--connections", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--corpus", type=int, default=300, help="distinct states")
     parser.add_argument("--before", type=Path, help="another checkout to serve beside")
     parser.add_argument("--only", nargs="+", choices=list(MODELS), help="models to run")
     args = parser.parse_args()
 
-    pairs = corpus(args.corpus)
-    legal_bodies = [orjson.dumps({"state": state}) for state, _ in pairs]
-    apply_bodies = [orjson.dumps({"state": state, "move": move}) for state, move in pairs]
+    pairs = corpus("basra", args.corpus)
     with tempfile.TemporaryDirectory() as scratch, ExitStack() as stack:
-        redis = stack.enter_context(RedisServer(Path(scratch) / "redis"))
-        ports = {}
-        if args.before:
-            log = Path(scratch) / "gunicorn-before.log"
-            ports[f"before: {args.before.name}"] = stack.enter_context(
-                gunicorn_in(args.before, log, BENCH_ECHO="1", LOG_LEVEL="warning")
-            )
+        directory = Path(scratch)
+        files = {
+            "legal": body_file(directory / "legal.jsonl",
+                               [orjson.dumps({"state": s}) for s, _ in pairs]),
+            "apply": body_file(directory / "apply.jsonl",
+                               [orjson.dumps({"state": s, "move": m}) for s, m in pairs]),
+        }  # fmt: skip
+        redis = stack.enter_context(RedisServer(directory / "redis"))
+        servers = {}  # name -> (service URL, echo URL)
         models = {name: MODELS[name] for name in args.only or MODELS}
         for number, (name, (options, settings)) in enumerate(models.items()):
-            env = {**settings, "BENCH_ECHO": "1", "LOG_LEVEL": "warning"}
+            env = {**settings, "LOG_LEVEL": "warning"}
             if "REDIS_URL" in env:
                 env["REDIS_URL"] = redis.url
-            log = Path(scratch) / f"gunicorn-{number}.log"
-            ports[name] = stack.enter_context(gunicorn(log, *options, **env)).port
+            own = directory / f"model-{number}"
+            own.mkdir()
+            service = stack.enter_context(gunicorn(own / "service.log", *options, **env))
+            shape = worker_shape(list(options), env)
+            servers[name] = (service.url, stack.enter_context(echo_server(own, shape)).url)
+        if args.before:
+            before = directory / "before"
+            before.mkdir()
+            url = stack.enter_context(
+                gunicorn_in(args.before, before / "service.log", LOG_LEVEL="warning")
+            )
+            servers[f"before: {args.before.name}"] = (url, servers["gevent, fair turns"][1])
         rows = []
         for count in args.connections:
-            loads = []
-            for name, port in ports.items():
-                loads += [
-                    (f"{name}|legal", hammer(port, "/v1/games/basra/legal-moves", legal_bodies,
-                                             count)),
-                    (f"{name}|legal echo", hammer(port, "/bench/echo", legal_bodies, count)),
-                    (f"{name}|apply", hammer(port, "/v1/games/basra/apply", apply_bodies, count)),
-                    (f"{name}|apply echo", hammer(port, "/bench/echo", apply_bodies, count)),
-                ]  # fmt: skip
-            in_turn(loads, 0.5, 1)  # the warm-up, not reported
-            results = in_turn(loads, args.seconds, max(1, round(args.seconds / SLICE_SECONDS)))
-            for index, name in enumerate(ports):
-                legal, legal_echo, apply, apply_echo = results[4 * index : 4 * index + 4]
-                rows.append((name, count, legal, legal_echo, apply, apply_echo))
-    print(f"\nworker models, {args.seconds:g} s per endpoint and model in {SLICE_SECONDS:g} s "
-          "slices taken in turn; ratios to the same server's echo")  # fmt: skip
+            runs = []
+            for name, (service, echo) in servers.items():
+                for kind, path in (("legal", "/v1/games/basra/legal-moves"),
+                                   ("apply", "/v1/games/basra/apply")):  # fmt: skip
+                    runs.append((Load(f"{name}|{kind}"), service, path, files[kind]))
+                    runs.append((Load(f"{name}|{kind} echo"), echo, "/echo", files[kind]))
+            for _, url, path, file in runs:
+                post(Load("warm-up"), url, path, file, count, 1)
+            for _ in range(args.seconds):
+                for load, url, path, file in runs:
+                    post(load, url, path, file, count, 1)
+            for index, name in enumerate(servers):
+                rows.append((name, count, *(load for load, *_ in runs[4 * index : 4 * index + 4])))
+    print(f"\nworker models, {args.seconds} s per endpoint and model in one-second slices "
+          "taken in turn (wrk); ratios to the model's own echo")  # fmt: skip
     print(f"{'model':<32}{'conns':>6}{'legal/echo':>12}{'p99 ratio':>10}{'apply/echo':>12}"
-          f"{'p99 ratio':>10}{'echo req/s':>11}{'echo p99':>10}{'spread':>8}")  # fmt: skip
+          f"{'p99 ratio':>10}{'echo req/s':>11}{'echo p99':>10}")  # fmt: skip
     for name, count, legal, legal_echo, apply, apply_echo in rows:
-        spread = max(legal.spread, apply.spread)
         print(
             f"{name:<32}{count:>6}{legal.rate / legal_echo.rate:>12.2f}"
             f"{legal.percentile(0.99) / legal_echo.percentile(0.99):>10.2f}"
             f"{apply.rate / apply_echo.rate:>12.2f}"
             f"{apply.percentile(0.99) / apply_echo.percentile(0.99):>10.2f}"
-            f"{legal_echo.rate:>11.0f}{legal_echo.percentile(0.99):>10.1f}{spread:>8.1f}"
+            f"{legal_echo.rate:>11.0f}{legal_echo.percentile(0.99):>10.1f}"
         )
 
 

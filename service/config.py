@@ -26,7 +26,6 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "STREAM_PING_SECONDS": (10.0, float),
     # How often each worker looks for turn timers that ran out (they fire within 2 s).
     "TIMER_SCAN_SECONDS": (0.5, float),
-    "BENCH_ECHO": (False, flag),
     # A client's seed in a session with two or more human seats (tests, replays): its
     # chooser would know every hand, so by default only the server's secret seed deals there.
     "CLIENT_SEEDS": (False, flag),

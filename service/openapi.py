@@ -6,7 +6,7 @@ from service.schemas import spec_yaml
 
 def production_spec_yaml() -> str:
     """The document of the production routes, generated from the schemas."""
-    app = create_app({"REDIS_URL": None, "BENCH_ECHO": False})
+    app = create_app({"REDIS_URL": None})
     return spec_yaml(app.extensions["flask-smorest"]["apis"][""]["ext_obj"].spec)
 
 

@@ -55,20 +55,31 @@ def read_state(game: Game, data: object) -> Any:
         raise invalid(under("state", error.path), error.reason, error.choices) from error
 
 
-def read_move(game: Game, state: Any, data: object) -> Any:
-    """The legal move `data` names, read whole by the game once it has the shape the game
-    declares for a move. The game's errors about the move are named under `move`; an error
-    it meets in the state (e.g. too many captures to list) is named under `state`."""
+def check_move(game: Game, data: object) -> None:
+    """A 422 naming the field under `move` when `data` has not the shape the game declares
+    for a move."""
     errors = move_errors(game.name, data)
     if errors:
         raise Unprocessable(
             {under("move", path) if path else "move": why for path, why in errors.items()}
         )
+
+
+def legal_move(game: Game, state: Any, data: object) -> Any:
+    """The legal move a move of the declared shape names, read whole by the game. The game's
+    errors about the move are named under `move`; an error it meets in the state (e.g. too
+    many captures to list) is named under `state`."""
     try:
         return game.read_move(state, data)
     except GameError as error:
         prefix = "move" if error.path.startswith("move") else "state"
         raise invalid(under(prefix, error.path), error.reason, error.choices) from error
+
+
+def read_move(game: Game, state: Any, data: object) -> Any:
+    """The legal move `data` names: its declared shape's checks, then the game's."""
+    check_move(game, data)
+    return legal_move(game, state, data)
 
 
 def check_seat(game: Game, state: Any, seat: int) -> int:

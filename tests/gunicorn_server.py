@@ -42,16 +42,21 @@ class Gunicorn:
 
 @contextmanager
 def gunicorn(
-    log: Path, *options: str, ready: str = "/livez", within: float = 30.0, **settings: str
+    log: Path,
+    *options: str,
+    ready: str = "/livez",
+    within: float = 30.0,
+    config: str = "gunicorn.conf.py",
+    **settings: str,
 ) -> Iterator[Gunicorn]:
-    """gunicorn -c gunicorn.conf.py [options] with these environment settings (REDIS_URL only
-    when given), its output in `log`; yields once `ready` answers 200, stops it on leaving."""
+    """gunicorn -c `config` [options] with these environment settings (REDIS_URL only when
+    given), its output in `log`; yields once `ready` answers 200, stops it on leaving."""
     port = free_port()
     env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
     env.update(HOST="127.0.0.1", PORT=str(port), **settings)
     with log.open("w") as out:
         server = subprocess.Popen(
-            [str(GUNICORN), "-c", "gunicorn.conf.py", *options],
+            [str(GUNICORN), "-c", config, *options],
             cwd=ROOT, env=env, stdout=out, stderr=out,
         )  # fmt: skip
     try:

@@ -4,14 +4,17 @@ knows.
 A seat sees its own hand, the bank, the target, every captured pile, `out`, the hand sizes
 and the stock size. The other hands, the stock's order and the seed are unseen, so
 `determinize` reads only the known fields and deals the unseen cards at random: two states
-that differ only in unseen cards give the same result.
+that differ only in unseen cards give the same result. What the seat saw the others do is
+kept too: a pass is legal only when nothing in hand beats the target, so the seats that
+passed on the target in play are dealt no card that beats it.
 """
 
 import random
 
 from engine.bank.cards import DECK
+from engine.bank.moves import beaters
 from engine.bank.state import State
-from engine.cards import redeal
+from engine.cards import canonical, redeal
 
 
 def unseen_cards(state: State, seat: int) -> list[str]:
@@ -21,10 +24,75 @@ def unseen_cards(state: State, seat: int) -> list[str]:
     return [card for card in DECK if card not in seen]
 
 
+# Shuffles tried for a deal that respects every pass before dealing without them: several
+# seats that passed may leave few cards that all of them may hold.
+DEAL_TRIES = 8
+
+
+def passers(state: State) -> list[int]:
+    """The seats that passed on the target in play, latest first: the `idle` holders before
+    the seat to move. A lay, a draw and a turned-up card reset `idle`, so each of these
+    passes was made on this very target with the hand the seat still holds; a virtual
+    target (the top card of a bank just taken) may follow passes on the card before it, so
+    it reveals nothing."""
+    target = state.target
+    if target is None or target.virtual or state.turn is None or not state.idle:
+        return []
+    holders = state.holders()
+    if state.turn not in holders:
+        return []
+    at = holders.index(state.turn)
+    count = min(state.idle, len(holders) - 1)
+    return [holders[(at - back) % len(holders)] for back in range(1, count + 1)]
+
+
 def determinize(state: State, seat: int, rng: random.Random) -> State:
     """`state` with the other hands and the stock dealt at random from the unseen cards,
-    every size kept, and a fresh seed for later deals."""
-    hands, stock = redeal(state.hands, seat, unseen_cards(state, seat), rng)
-    return state._replace(
-        hands=hands, stock=stock, seed=f"determinized/{rng.getrandbits(64):016x}"
-    )
+    every size kept, no card that beats the target in the hand of a seat that passed on it,
+    and a fresh seed for later deals."""
+    unseen = unseen_cards(state, seat)
+    hands, stock = redeal(state.hands, seat, unseen, rng)
+    barred = {
+        passer: beaters(state.target.card, state.common, state.personal[passer])
+        for passer in passers(state)
+        if passer != seat
+    }
+    for _ in range(DEAL_TRIES if barred else 0):
+        found = deal_around(state.hands, seat, unseen, barred)
+        if found is not None:
+            hands, stock = found
+            break
+        rng.shuffle(unseen)
+    return state._replace(hands=hands, stock=stock, seed=f"determinized/{rng.getrandbits(64):016x}")
+
+
+def deal_around(
+    hands: tuple[tuple[str, ...], ...],
+    keep: int,
+    shuffled: list[str],
+    barred: dict[int, frozenset[str]],
+) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]] | None:
+    """The shuffled unseen cards dealt again in their order, first to each seat in `barred`
+    from the cards it may hold (the seat with the fewest to spare first), then to the other
+    seats but `keep`; what is left is the stock. None when some seat cannot be dealt its
+    size from what the others left."""
+    dealt: list[tuple[str, ...] | None] = [None] * len(hands)
+    dealt[keep] = hands[keep]
+    left = shuffled
+
+    def spare(passer: int) -> int:
+        return sum(card not in barred[passer] for card in shuffled) - len(hands[passer])
+
+    for passer in sorted(barred, key=spare):
+        cannot = barred[passer]
+        allowed = [card for card in left if card not in cannot][: len(hands[passer])]
+        if len(allowed) < len(hands[passer]):
+            return None
+        taken = set(allowed)
+        dealt[passer] = canonical(allowed)
+        left = [card for card in left if card not in taken]
+    for other, hand in enumerate(hands):
+        if dealt[other] is None:
+            dealt[other] = canonical(left[: len(hand)])
+            left = left[len(hand) :]
+    return tuple(dealt), tuple(left)  # type: ignore[arg-type]

@@ -11,16 +11,17 @@ from werkzeug.routing import BaseConverter
 from engine.game import Game, games
 from service import requests
 from service.errors import Problem
-from service.routes import Blueprint, answer
+from service.routes import Blueprint, answer, documented, read_body
 from service.routes.hints import add_hint
 from service.schemas.derived import title_of
-from service.schemas.envelopes import DEFAULT_GAME, CatalogueResponse, envelopes_of
+from service.schemas.envelopes import CatalogueResponse, envelopes_of
 
 PREFIX = "/v1/games"
 catalogue_blp = Blueprint("games", __name__, url_prefix=PREFIX, description="The games")
-# Not part of the API (not in openapi.yaml): registered only when BENCH_ECHO is set.
-echo_blp = flask.Blueprint("echo", __name__, url_prefix="/bench")
 unknown_blp = flask.Blueprint("unknown-game", __name__, url_prefix=PREFIX)
+# The fields of a request body that are objects its route reads in depth itself.
+STATE = ("state",)
+STATE_AND_MOVE = ("state", "move")
 
 
 @catalogue_blp.route("")
@@ -50,35 +51,42 @@ def game_blueprint(game: Game) -> Blueprint:
         state = requests.new_state(game, body.get("rules"), seats, requests.seed(body))
         return answer({"state": game.write(state)})
 
+    state_request, apply_request, view_request = shapes.state(), shapes.apply(), shapes.view()
+
     @blp.route("/legal-moves", methods=["POST"])
-    @blp.arguments(shapes.state())
-    @blp.response(200, shapes.legal_moves_answer)
-    def legal_moves(body: dict[str, Any]) -> flask.Response:
+    @documented(blp.arguments(shapes.state), blp.response(200, shapes.legal_moves_answer))
+    def legal_moves() -> flask.Response:
         """Every legal move of the seat to move, no duplicates; [] once the match is over."""
-        state = requests.read_state(game, body["state"])
+        state = requests.read_state(game, read_body(state_request, STATE)["state"])
         return answer({"moves": [game.write_move(state, move) for move in game.legal_moves(state)]})
 
     @blp.route("/apply", methods=["POST"])
-    @blp.arguments(shapes.apply())
-    @blp.response(200, shapes.apply_answer)
-    def apply(body: dict[str, Any]) -> flask.Response:
+    @documented(blp.arguments(shapes.apply), blp.response(200, shapes.apply_answer))
+    def apply() -> flask.Response:
         """Play one move. An illegal move is a 422 that says why."""
+        body = read_body(apply_request, STATE_AND_MOVE)
+        requests.check_move(game, body["move"])  # a malformed move is named before the state
         state = requests.read_state(game, body["state"])
-        state, events = game.apply(state, requests.read_move(game, state, body["move"]))
+        state, events = game.apply(state, requests.legal_move(game, state, body["move"]))
         return answer({"state": game.write(state), "events": events})
 
     @blp.route("/score", methods=["POST"])
-    @blp.arguments(shapes.state())
-    @blp.response(200, shapes.score_answer)
-    def score(body: dict[str, Any]) -> flask.Response:
+    @documented(blp.arguments(shapes.state), blp.response(200, shapes.score_answer))
+    def score() -> flask.Response:
         """Each side's breakdown of the round or deal as it stands."""
-        return answer({"sides": game.score(requests.read_state(game, body["state"]))})
+        return answer(
+            {
+                "sides": game.score(
+                    requests.read_state(game, read_body(state_request, STATE)["state"])
+                )
+            }
+        )
 
     @blp.route("/view", methods=["POST"])
-    @blp.arguments(shapes.view())
-    @blp.response(200, shapes.view_answer)
-    def view(body: dict[str, Any]) -> flask.Response:
+    @documented(blp.arguments(shapes.view), blp.response(200, shapes.view_answer))
+    def view() -> flask.Response:
         """What one seat may see: its own hand, only counts of the hidden cards."""
+        body = read_body(view_request)
         state = requests.read_state(game, body["state"])
         return answer({"view": game.view(state, requests.check_seat(game, state, body["seat"]))})
 
@@ -106,12 +114,3 @@ class UnknownGameConverter(BaseConverter):
 def unknown_game(name: str, action: str) -> flask.Response:
     """Not a registered game: a 404 that lists the games there are."""
     raise Problem(404, f"there is no game '{name}'; the games are: {', '.join(games())}")
-
-
-@echo_blp.post("/echo")
-@Blueprint.ARGUMENTS_PARSER.use_args(
-    envelopes_of(DEFAULT_GAME).apply(partial=("move",)), location="json"
-)
-def echo(body: dict[str, Any]) -> flask.Response:
-    """The benchmark's floor: the same body parsed the same way, written back."""
-    return answer(body)

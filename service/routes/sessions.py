@@ -56,9 +56,7 @@ KEY_PARAMETER = {
     "applied again; the same key with another body is a 422. Keys expire with the session.",
 }
 FAILURES = (401, 404)
-LOCATION = {
-    "Location": {"schema": {"type": "string"}, "description": "the new session's path"}
-}
+LOCATION = {"Location": {"schema": {"type": "string"}, "description": "the new session's path"}}
 
 
 def session_operation(path: str, method: str) -> str:

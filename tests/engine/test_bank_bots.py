@@ -141,3 +141,49 @@ def test_greedy_beats_random_in_the_arena() -> None:
 
 def test_expert_beats_random() -> None:
     assert duel("expert", "random", 12, 100) >= 7
+
+
+def passes_seen(seats: int, seed: str) -> list[tuple[Any, int, Any]]:
+    """(state, the seat that just passed, the state before its pass) in a random match,
+    wherever a seat passed on a target laid by a seat and the pass did not take the bank."""
+    rng = random.Random(seed)
+    state = GAME.new({}, seats, seed)
+    found = []
+    while GAME.to_move(state) is not None and len(found) < 30:
+        before, mover = state, GAME.to_move(state)
+        move = rng.choice(GAME.legal_moves(state))
+        state, _ = GAME.apply(state, move)
+        kept = state.target == before.target and state.target and not state.target.virtual
+        if move.type == "pass" and kept and state.turn is not None:
+            found.append((state, mover, before))
+    return found
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+def test_the_expert_deals_no_answer_to_a_seat_that_passed_on_the_target(seats: int) -> None:
+    from engine.bank.hidden import passers
+    from engine.bank.moves import beaters
+
+    seen = passes_seen(seats, f"passes/{seats}")
+    assert len(seen) >= 10
+    for state, passer, before in seen:
+        assert passers(state)[0] == passer
+        cannot = beaters(state.target.card, state.common, state.personal[passer])
+        assert not cannot & set(before.hands[passer])  # the rule: a pass holds no answer
+        viewer = state.turn
+        if viewer == passer:
+            continue
+        for seed in range(20):
+            world = GAME.determinize(state, viewer, random.Random(seed))
+            assert not cannot & set(world.hands[passer])
+            assert GAME.view(world, viewer) == GAME.view(state, viewer)
+            assert [len(hand) for hand in world.hands] == [len(hand) for hand in state.hands]
+            assert len(world.stock) == len(state.stock)
+
+
+def test_a_pass_on_a_virtual_target_reveals_nothing() -> None:
+    from engine.bank.hidden import passers
+
+    for state, _, _ in passes_seen(3, "virtual"):
+        assert passers(state._replace(target=state.target._replace(virtual=True))) == []
+        assert passers(state._replace(idle=0)) == []

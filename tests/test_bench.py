@@ -1,0 +1,41 @@
+"""The benchmark's own parts that its figures rest on: the echo floor, the worker shape it
+is served in, and the exact percentiles of wrk's latencies."""
+
+from collections import Counter
+
+import orjson
+
+from bench.echo import app
+from bench.http import worker_shape
+from bench.wrk import Load
+
+
+def test_the_echo_parses_the_body_and_writes_it_back():
+    body = {"state": {"hands": [["7D", "TD"]]}, "move": {"card": "10d"}}
+    answer = app.test_client().post("/echo", data=orjson.dumps(body))
+    assert answer.status_code == 200
+    assert answer.mimetype == "application/json"
+    assert orjson.loads(answer.data) == body  # nothing checked, nothing rewritten
+
+
+def test_the_echo_is_served_in_the_services_worker_shape():
+    shape = worker_shape([], {})
+    assert shape == {
+        "worker_class": "gevent",
+        "threads": 8,
+        "worker_connections": 1000,
+        "workers": 1,
+        "keepalive": 5,
+    }
+    assert worker_shape(["-k", "gthread", "--threads", "128"], {})["threads"] == 128
+    assert worker_shape([], {"GUNICORN_WORKER_CONNECTIONS": "50"})["worker_connections"] == 50
+
+
+def test_percentiles_count_every_latency_of_every_slice():
+    load = Load("x", requests=100, seconds=2.0)
+    load.latencies = Counter({1000: 90, 5000: 9, 80000: 1})
+    assert load.rate == 50
+    assert load.percentile(0.5) == 1.0
+    assert load.percentile(0.9) == 1.0
+    assert load.percentile(0.99) == 5.0
+    assert load.percentile(1.0) == 80.0
