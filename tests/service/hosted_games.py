@@ -54,12 +54,13 @@ def start(base: str, seats: list[dict[str, Any]]) -> Hosted:
 
 def patiently(hosted: Hosted, call: Callable[[], requests.Response]) -> requests.Response:
     """`call` until it answers something other than a 503; a 503 must carry Retry-After.
-    Connection errors (a killed worker, a refused connect) are retried the same way."""
+    Connection errors (a killed worker, a refused connect, an answer cut off mid-body) are
+    retried the same way."""
     deadline = time.monotonic() + GIVE_UP_SECONDS
     while True:
         try:
             answer = call()
-        except requests.ConnectionError as error:
+        except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as error:
             hosted.seen.errors.append(type(error).__name__)
             hosted.seen.failed_at.append(time.monotonic())
         else:
