@@ -275,7 +275,10 @@ def test_a_bank_deal_by_clicking(served, player):
 
     clicks, ends = player.play_match(served, "bank")
 
-    assert clicks > 0 and len(ends) == 1
+    # Even to 1 point a match may take several deals: a blocked deal (E2) can leave every
+    # seat at or below zero after penalties. Every deal end was checked on screen.
+    assert clicks > 0 and ends
+    assert page.locator("#status .headline").inner_text().startswith("Match over")
     log = page.locator("#events").inner_text()
     for wrong in ("You misses", "You pays", "You passes", "You draws", "(pass)", "by nobody"):
         assert wrong not in log
