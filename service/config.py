@@ -42,6 +42,9 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "MAX_WAITERS_PER_TOKEN": (4, int),
     "MAX_WAITERS": (None, int),
     "GUNICORN_WORKER_CONNECTIONS": (1000, int),
+    # Integrators: comma-separated `name:sha256-hex-of-key` entries (python -m service.keys
+    # new NAME). Set, creating a session takes one of those keys; unset, creation is open.
+    "API_KEYS": (None, optional_text),
 }
 
 

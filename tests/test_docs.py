@@ -3,12 +3,15 @@ in order, in one shell per page, against a live server started as `make run` sta
 (in-process sessions). `shell` blocks (make, docker, benchmarks) are shown, not run."""
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from service.hosted.tokens import digest
+from service.keys import new_key
 from tests.gunicorn_server import Gunicorn, gunicorn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,19 +56,33 @@ def server(tmp_path_factory) -> Gunicorn:
         yield up
 
 
+# The guide for backends runs against a service with API_KEYS, as its reader's does: its
+# blocks get the integrator's key as $KEY, as the guide says.
+BACKENDS = "integrators.md"
+KEY = new_key()
+
+
 @pytest.fixture(scope="module")
-def ran(server, tmp_path_factory) -> dict[str, list[str]]:
+def keyed_server(tmp_path_factory) -> Gunicorn:
+    log = tmp_path_factory.mktemp("docs") / "keyed.log"
+    with gunicorn(log, LONG_POLL_SECONDS="2", API_KEYS=f"acme:{digest(KEY)}") as up:
+        yield up
+
+
+@pytest.fixture(scope="module")
+def ran(server, keyed_server, tmp_path_factory) -> dict[str, list[str]]:
     """What each block of each page printed (page name -> outputs), each page's blocks run
     in one shell, in a fresh directory as on a fresh clone."""
     outputs: dict[str, list[str]] = {}
     for page in RUN:
         directory = tmp_path_factory.mktemp(page.stem)
+        serving = keyed_server if page.name == BACKENDS else server
         script = ["set -euo pipefail"]
         for number, block in enumerate(blocks(page)):
-            script += [f"echo; echo {MARK} {number}", block.replace(SERVED_AT, server.url)]
+            script += [f"echo; echo {MARK} {number}", block.replace(SERVED_AT, serving.url)]
         done = subprocess.run(
             ["bash", "-c", "\n".join(script)], cwd=directory, capture_output=True, text=True,
-            timeout=600,
+            timeout=600, env={**os.environ, "KEY": KEY},
         )  # fmt: skip
         assert done.returncode == 0, f"{page.name}: {done.stderr}"
         assert done.stderr == "", page.name
@@ -74,7 +91,7 @@ def ran(server, tmp_path_factory) -> dict[str, list[str]]:
 
 
 def test_the_pages_with_commands_are_the_readme_and_the_api():
-    assert {page.name for page in RUN} == {"README.md", "api.md"}
+    assert {page.name for page in RUN} == {"README.md", "api.md", BACKENDS}
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)

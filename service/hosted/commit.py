@@ -18,7 +18,7 @@ import orjson
 
 from engine.bots import choose_move
 from engine.game import Events, Game, MatchResult
-from service.hosted.records import BOT, HUMAN, Live, Recent, Record, Seat, write_seats
+from service.hosted.records import BOT, HUMAN, Live, Meta, Recent, Record, Seat, write_seats
 from service.hosted.schedule import Schedule
 from service.store import Change, Commit, NewSession, SessionStore
 from service.store import Outcome as Written
@@ -33,7 +33,8 @@ TIMEOUT = "timeout"  # the server played for a seat whose time ran out, or that 
 # gevent), so /livez and other requests keep being answered.
 SERVER_MOVES_PER_STEP = 16
 YIELD_SECONDS = 1e-6  # a real sleep, not 0: gevent then polls its sockets as well
-Clock = Callable[[], float]  # seconds since the epoch (deadlines are wall-clock times)
+Clock = Callable[[], float]
+NO_META = Meta()  # seconds since the epoch (deadlines are wall-clock times)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,10 +135,16 @@ def played_on(
 
 
 def opening(
-    session_id: str, game: Game, seats: tuple[Seat, ...], state: Any, live: Live, clock: Clock
+    session_id: str,
+    game: Game,
+    seats: tuple[Seat, ...],
+    state: Any,
+    live: Live,
+    clock: Clock,
+    meta: Meta = NO_META,
 ) -> Facts:
     """A new session: the server plays the bots that move first."""
-    start = Record(session_id, game, 0, 0, seats, state, live, "")
+    start = Record(session_id, game, 0, 0, seats, state, live, "", meta)
     return played_on(None, start, state, live, [], clock)
 
 
@@ -172,10 +179,16 @@ def live_change(record: Record, live: Live) -> Facts:
     return facts_of(record, replace(record, live=live, live_text=live.dumps()), ())
 
 
-def change_of(facts: Facts, key: str | None = None, answer: str | None = None) -> Change:
-    """The store's one write for the facts: a compare-and-set on the version, the epoch and
-    the live record they were computed on."""
+def change_of(facts: Facts, at: float, key: str | None = None, answer: str | None = None) -> Change:
+    """The store's one write for the facts, committed at `at`: a compare-and-set on the
+    version, the epoch and the live record they were computed on."""
     before, after = facts.before, facts.after
+    new = None
+    if before is None:
+        meta = after.meta
+        new = NewSession(
+            facts.game, write_seats(after.seats), meta.dumps(), meta.owner, meta.created_at
+        )
     return Change(
         expected_version=facts.first_version,
         expected_epoch=facts.epoch,
@@ -185,8 +198,9 @@ def change_of(facts: Facts, key: str | None = None, answer: str | None = None) -
         live=after.live_text,
         key=key,
         answer=answer,
-        new=NewSession(facts.game, write_seats(after.seats)) if before is None else None,
+        new=new,
         notice="" if facts.due_at is None else repr(facts.due_at),
+        at=at,
     )
 
 
@@ -195,8 +209,14 @@ class Commits:
     knows and go to the followers, in order."""
 
     def __init__(
-        self, store: SessionStore, schedule: Schedule, recent: Recent, followers: Sequence[Follower]
+        self,
+        store: SessionStore,
+        schedule: Schedule,
+        recent: Recent,
+        followers: Sequence[Follower],
+        clock: Clock = time.time,
     ) -> None:
+        self.clock = clock
         self.store = store
         self.schedule = schedule
         self.recent = recent
@@ -208,7 +228,7 @@ class Commits:
         unfired."""
         if facts.due_at is not None:
             self.schedule.plan(facts.session_id, facts.due_at)
-        commit = self.store.commit(facts.session_id, change_of(facts, key, answer))
+        commit = self.store.commit(facts.session_id, change_of(facts, self.clock(), key, answer))
         if commit.outcome is not Written.APPLIED:
             self.recent.drop(facts.session_id)
             log.info(

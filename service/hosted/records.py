@@ -138,6 +138,22 @@ class Live:
 
 
 @dataclass(frozen=True, slots=True)
+class Meta:
+    """What a session is created with and keeps unchanged: the integrator that owns it (None
+    when creation is open) and when it was created (epoch seconds)."""
+
+    owner: str | None = None
+    created_at: float = 0.0
+
+    @classmethod
+    def loads(cls, text: str) -> "Meta":
+        return cls(**orjson.loads(text or "{}"))
+
+    def dumps(self) -> str:
+        return orjson.dumps(asdict(self)).decode()
+
+
+@dataclass(frozen=True, slots=True)
 class Record:
     """A session at one version, read: states are values, so one version of one session
     always has the same record, and it may be kept and shared."""
@@ -150,6 +166,7 @@ class Record:
     state: Any
     live: Live
     live_text: str  # the live record as stored: what a compare-and-set on it names
+    meta: Meta = Meta()
 
     @classmethod
     def read(cls, session: Session) -> "Record":
@@ -163,6 +180,7 @@ class Record:
             state=game.read(orjson.loads(session.state)),
             live=Live.loads(session.live),
             live_text=session.live,
+            meta=Meta.loads(session.meta),
         )
 
     @property

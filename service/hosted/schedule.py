@@ -8,7 +8,7 @@ from abc import ABC, abstractmethod
 import redis
 from redis.cluster import RedisCluster
 
-from service.store.redis_store import reachable
+from service.store.redis_store import ms, reachable
 
 
 class Schedule(ABC):
@@ -75,10 +75,6 @@ if not at or tonumber(at) ~= tonumber(ARGV[2]) then return 0 end
 if ARGV[3] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
 return redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 """
-
-
-def ms(seconds: float) -> int:
-    return round(seconds * 1000)
 
 
 class RedisSchedule(Schedule):

@@ -19,7 +19,7 @@ from engine.game import get_game
 from service import metrics, requests
 from service.errors import Problem, Unprocessable, invalid, json_paths
 from service.hosted import commit
-from service.hosted.answers import deal, move_answer, seat_answer
+from service.hosted.answers import deal, move_answer, rfc3339, seat_answer
 from service.hosted.commit import Commits, Follower, logged
 from service.hosted.follow import Follow, Gone, Messages, Signal
 from service.hosted.hub import Hub, RedisHub
@@ -38,6 +38,7 @@ from service.hosted.records import (
     DEFAULT_TIMEOUT_LEVEL,
     MAX_SPECTATORS,
     Live,
+    Meta,
     Recent,
     Record,
     Seat,
@@ -46,6 +47,7 @@ from service.hosted.records import (
 from service.hosted.schedule import MemorySchedule, RedisSchedule
 from service.hosted.timers import Timers
 from service.hosted.tokens import (
+    Unauthorized,
     bearer_token,
     checked_key,
     digest,
@@ -56,11 +58,13 @@ from service.hosted.tokens import (
     new_id,
     new_token,
 )
+from service.keys import Integrators
 from service.schemas.envelopes import SessionMoveRequest
 from service.store import Outcome, SessionStore, open_store
 from service.store.redis_store import CHANGED_PATTERN, session_of_channel
 
 log = logging.getLogger("service.sessions")
+OPEN = Integrators()  # no keys: creation is open
 
 MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more than a load
 FAIR_DEAL = (
@@ -83,10 +87,13 @@ class Sessions:
         ping_seconds: float,
         client_seeds: bool = False,
         metrics: bool = False,
+        integrators: Integrators = OPEN,
     ) -> None:
         """`client_seeds` lets a client choose the seed of a session with several human
         seats (tests, replays); otherwise only the server's secret seed deals those.
-        `metrics` counts the waiting readers."""
+        `metrics` counts the waiting readers. With `integrators` configured, creating a
+        session takes one's key, and the session is that integrator's."""
+        self.integrators = integrators
         self.store = store
         self.commits = commits
         self.hub = hub
@@ -99,12 +106,18 @@ class Sessions:
 
     # -- create ----------------------------------------------------------------------
 
-    def create(self, body: Mapping[str, Any], key: str | None) -> dict[str, Any]:
-        """A new session; with an Idempotency-Key, a retry gets the first answer."""
+    def create(
+        self, body: Mapping[str, Any], key: str | None, authorization: str | None = None
+    ) -> dict[str, Any]:
+        """A new session (owned by the integrator whose key authorizes it, when keys are
+        configured); with an Idempotency-Key, a retry gets the first answer."""
+        owner = self.integrators.integrator(authorization) if self.integrators.required else None
         key = checked_key(key)
-        answer = self._start(body)
+        answer = self._start(body, owner)
         if key is None:
             return answer
+        if owner is not None:
+            key = f"{owner}:{key}"  # one integrator's keys are not another's
         mark = fingerprint("create", body)
         stored = orjson.dumps({"fingerprint": mark, "answer": answer}).decode()
         for _ in range(2):
@@ -121,7 +134,7 @@ class Sessions:
             self.store.forget_creation(digest(key))
         return answer
 
-    def _start(self, body: Mapping[str, Any]) -> dict[str, Any]:
+    def _start(self, body: Mapping[str, Any], owner: str | None) -> dict[str, Any]:
         game = get_game(body["game"])
         kinds = body["seats"]
         humans = sum(kind["type"] == "human" for kind in kinds)
@@ -144,7 +157,8 @@ class Sessions:
             time_bank=bank,
             banks=(float(bank),) * len(seats) if bank else (),
         )
-        facts = commit.opening(new_id(), game, seats, state, live, self.clock)
+        meta = Meta(owner=owner, created_at=round(self.clock(), 3))
+        facts = commit.opening(new_id(), game, seats, state, live, self.clock, meta)
         self.commits.commit(facts)
         return {
             "id": facts.session_id,
@@ -159,8 +173,41 @@ class Sessions:
     # -- read ------------------------------------------------------------------------
 
     def read(self, session_id: str, authorization: str | None) -> dict[str, Any]:
-        record, seat = self.seated(session_id, authorization)
-        return seat_answer(record, seat, self.clock())
+        """The session as the token's seat or spectator sees it; as its owner's key reads
+        it: the spectator's answer with the seats and the owner."""
+        record, seat, owner = self.seated(session_id, authorization)
+        answer = seat_answer(record, seat, self.clock())
+        if owner:
+            answer.update(seats=seats_of(record), owner=record.meta.owner)
+        return answer
+
+    def listing(
+        self, authorization: str | None, status: str | None, limit: int, cursor: str | None
+    ) -> dict[str, Any]:
+        """The key's integrator's sessions, newest first, `limit` a page, from `cursor`
+        (the `next` of the page before); a session that is gone drops out."""
+        owner = self.integrators.integrator(authorization)
+        after = read_cursor(cursor)
+        found: list[dict[str, Any]] = []
+        while len(found) < limit:
+            page = self.store.owned(owner, after, PAGE)
+            if not page:
+                after = None
+                break
+            ids = [session_id for _, session_id in page]
+            sessions = self.store.peek(ids)
+            self.store.disown(owner, [i for i, kept in zip(ids, sessions) if kept is None])
+            for (created, session_id), kept in zip(page, sessions):
+                after = (created, session_id)
+                if kept is None:
+                    continue
+                entry = listed(Record.read(kept), created, kept.updated_at)
+                if status is None or entry["status"] == status:
+                    found.append(entry)
+                    if len(found) == limit:
+                        break
+        more = after is not None and bool(self.store.owned(owner, after, 1))
+        return {"sessions": found, "next": write_cursor(after) if more else None}
 
     # -- move ------------------------------------------------------------------------
 
@@ -190,7 +237,9 @@ class Sessions:
         raise changing_too_fast()
 
     def _move_as_stored(self, call: "MoveCall") -> dict[str, Any]:
-        record, seat = self.seated(call.session_id, call.authorization)
+        record, seat, owner = self.seated(call.session_id, call.authorization)
+        if owner:
+            raise Problem(403, "an integrator's key cannot move; only a seat's token can")
         if seat is None:
             raise spectators_cannot("move")
         key = checked_key(call.key)
@@ -252,8 +301,8 @@ class Sessions:
     def add_spectator(self, session_id: str, authorization: str | None) -> dict[str, str]:
         """A new spectator token, asked for by a seat."""
         for _ in range(5):
-            record, seat = self.seated(session_id, authorization)
-            if seat is None:
+            record, seat, owner = self.seated(session_id, authorization)
+            if seat is None and not owner:
                 raise spectators_cannot("create spectator tokens")
             if len(record.live.spectators) >= MAX_SPECTATORS:
                 raise Problem(409, f"the session has {MAX_SPECTATORS} spectator tokens already")
@@ -308,21 +357,19 @@ class Sessions:
         until: float | None,
         gone: Gone | None,
     ) -> Follow:
-        record, seat = self.seated(session_id, authorization)
+        record, seat, _ = self.seated(session_id, authorization)
         polling = until is not None
         every = self.long_poll_seconds if polling else self.ping_seconds
         holder = digest(bearer_token(authorization))
         start = record.version if after is None else after
         gauge = (metrics.LONG_POLLS if polling else metrics.STREAMS) if self.metrics else None
-        return Follow(
-            self.hub, self.timers, record, seat, holder, start, every, until, gone, gauge
-        )
+        return Follow(self.hub, self.timers, record, seat, holder, start, every, until, gone, gauge)
 
     # -- delete ----------------------------------------------------------------------
 
     def delete(self, session_id: str, authorization: str | None) -> None:
-        _, seat = self.authorized(session_id, authorization)
-        if seat is None:
+        _, seat, owner = self.authorized(session_id, authorization)
+        if seat is None and not owner:
             raise spectators_cannot("end the session")
         self.commits.recent.drop(session_id)
         if not self.store.delete(session_id):
@@ -332,12 +379,13 @@ class Sessions:
 
     # -- the checks every call starts with -----------------------------------------------
 
-    def seated(self, session_id: str, authorization: str | None) -> tuple[Record, int | None]:
-        """The session as stored and the token's seat (None: a spectator), after what the
-        contract asks of a read: a due turn timer fired (or a step of server play left over
-        resumed), an absent seat present again."""
+    def seated(self, session_id: str, authorization: str | None) -> tuple[Record, int | None, bool]:
+        """The session as stored, the token's seat (None: a spectator or the owner) and
+        whether the owner's key it is, after what the contract asks of a read: a due turn
+        timer fired (or a step of server play left over resumed), an absent seat present
+        again."""
         for _ in range(5):
-            record, seat = self.authorized(session_id, authorization)
+            record, seat, owner = self.authorized(session_id, authorization)
             fired = self.timers.fire_on(record)
             if fired is None:
                 continue  # another commit came first: read it again
@@ -346,18 +394,29 @@ class Sessions:
                 self._change_live(record, record.live.present(seat))
                 continue
             self.commits.recent.put(record)
-            return record, seat
+            return record, seat, owner
         raise changing_too_fast()
 
-    def authorized(self, session_id: str, authorization: str | None) -> tuple[Record, int | None]:
-        """The session as stored (404 when there is none) and the token's seat (401; None
-        for a spectator token). Writes nothing."""
+    def authorized(
+        self, session_id: str, authorization: str | None
+    ) -> tuple[Record, int | None, bool]:
+        """The session as stored (404 when there is none), the token's seat (401; None for
+        a spectator token or the owner's key) and whether it is the owner's key (another
+        integrator's key: 404, as for a session that does not exist). Writes nothing."""
         record = load(self.store, session_id) if issued(session_id) else None
         if record is None:
             self.commits.recent.drop(session_id)
             raise not_found(session_id)
         token = bearer_token(authorization)
-        return record, holder_of(record.token_digests(), record.live.spectators, token)
+        try:
+            return record, holder_of(record.token_digests(), record.live.spectators, token), False
+        except Unauthorized:
+            owner = self.integrators.owner_of_key(token)
+            if owner is None:
+                raise
+            if owner != record.meta.owner:
+                raise not_found(session_id) from None
+            return record, None, True
 
     def close(self) -> None:
         """Stop the scanner, wake every waiting reader, release connections."""
@@ -407,6 +466,49 @@ def replayed(stored: str, mark: str) -> dict[str, Any]:
     return kept["answer"]
 
 
+PAGE = 100  # the owner's list is read this many ids at a time
+STATUSES = ("playing", "match_over")
+
+
+def seats_of(record: Record) -> list[dict[str, Any]]:
+    """Who sits where, as the owner reads it: never a token."""
+    absent = set(record.live.absent)
+    return [
+        {"seat": seat, "type": kind.kind, **({"level": kind.level} if kind.level else {}),
+         "absent": seat in absent}
+        for seat, kind in enumerate(record.seats)
+    ]  # fmt: skip
+
+
+def listed(record: Record, created: float, updated: float) -> dict[str, Any]:
+    """A session as its owner's list shows it."""
+    over = record.game.outcome(record.state) is not None
+    return {
+        "id": record.id,
+        "game": record.game.name,
+        "status": STATUSES[over],
+        "version": record.version,
+        "created_at": rfc3339(created),
+        "updated_at": rfc3339(updated or created),
+        "to_move": record.to_move,
+        "seats": seats_of(record),
+    }
+
+
+def write_cursor(after: tuple[float, str]) -> str:
+    """Where the next page starts: after this (created_at in ms, id)."""
+    return f"{round(after[0] * 1000)}.{after[1]}"
+
+
+def read_cursor(cursor: str | None) -> tuple[float, str] | None:
+    if cursor is None:
+        return None
+    millis, _, session_id = cursor.partition(".")
+    if not millis.isdigit() or not issued(session_id):
+        raise invalid("cursor", "must be the 'next' of an earlier page, as it was answered")
+    return int(millis) / 1000, session_id
+
+
 def seat_entry(seat: int, kind: Seat, token: str | None) -> dict[str, Any]:
     if token is not None:
         return {"seat": seat, "type": "human", "token": token}
@@ -430,7 +532,7 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
     followers: list[Follower] = [hub.committed, logged]
     if config["METRICS"]:
         followers.append(metrics.count_commit)
-    commits = Commits(store, schedule, Recent(), followers)
+    commits = Commits(store, schedule, Recent(), followers, clock)
     return Sessions(
         store,
         commits,
@@ -440,4 +542,5 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
         ping_seconds=float(config["STREAM_PING_SECONDS"]),
         client_seeds=bool(config["CLIENT_SEEDS"]),
         metrics=bool(config["METRICS"]),
+        integrators=Integrators.parse(config["API_KEYS"]),
     )

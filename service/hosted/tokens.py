@@ -55,15 +55,14 @@ def issued(session_id: str) -> bool:
     return ISSUED_ID.fullmatch(session_id) is not None
 
 
-def bearer_token(authorization: str | None) -> str:
-    """The token of an `Authorization: Bearer <token>` header; 401 without one."""
+def bearer_token(authorization: str | None, what: str = "seat or spectator token") -> str:
+    """The token of an `Authorization: Bearer <token>` header; 401 without one (`what`
+    says what the call takes)."""
     scheme, _, token = (authorization or "").strip().partition(" ")
     if not authorization:
-        raise Unauthorized("this call needs 'Authorization: Bearer <seat or spectator token>'")
+        raise Unauthorized(f"this call needs 'Authorization: Bearer <{what}>'")
     if scheme.lower() != AUTH_SCHEME or not token.strip():
-        raise Unauthorized(
-            "the Authorization header must be 'Bearer <seat token>'", "invalid_request"
-        )
+        raise Unauthorized(f"the Authorization header must be 'Bearer <{what}>'", "invalid_request")
     return token.strip()
 
 

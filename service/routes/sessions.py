@@ -26,6 +26,8 @@ from service.schemas.envelopes import (
     CreateSessionRequest,
     CreateSessionResponse,
     SessionEventsQuery,
+    SessionListQuery,
+    SessionListResponse,
     SessionMoveRequest,
     SessionMoveResponse,
     SessionResponse,
@@ -47,6 +49,8 @@ blp = Blueprint(
 
 IDEMPOTENCY_KEY = "Idempotency-Key"
 SEAT_TOKEN = [{"seatToken": []}]
+INTEGRATOR_KEY = [{"integratorKey": []}]
+SEAT_OR_KEY = [{"seatToken": []}, {"integratorKey": []}]
 KEY_PARAMETER = {
     "in": "header",
     "name": IDEMPOTENCY_KEY,
@@ -150,32 +154,57 @@ def failures(*statuses: int):
 @blp.route("", methods=["POST"])
 @blp.arguments(CreateSessionRequest)
 @blp.response(201, CreateSessionResponse, headers=LOCATION)
-@blp.doc(parameters=[KEY_PARAMETER], responses={201: {"links": CREATED_LINKS}})
+@blp.doc(
+    parameters=[KEY_PARAMETER],
+    responses={201: {"links": CREATED_LINKS}},
+    security=[{}, *INTEGRATOR_KEY],
+)
+@blp.alt_response(401, response="PROBLEM")
 @store_down
 def create(body: dict[str, Any]) -> flask.Response:
     """Start a hosted game. Bot seats that move first have moved already (version > 0).
-    Human seats get their token here, once."""
-    created = sessions().create(body, idempotency_key())
+    Human seats get their token here, once. When the service has API_KEYS, this takes an
+    integrator's key (else 401) and the session is that integrator's."""
+    created = sessions().create(body, idempotency_key(), authorization())
     response = answer(created, 201)
     response.headers["Location"] = flask.url_for("sessions.read", session_id=created["id"])
     return response
 
 
+@blp.route("", methods=["GET"])
+@blp.arguments(SessionListQuery, location="query")
+@blp.response(200, SessionListResponse)
+@blp.doc(security=INTEGRATOR_KEY)
+@blp.alt_response(401, response="PROBLEM")
+@store_down
+def listing(query: dict[str, Any]) -> flask.Response:
+    """The sessions the key's integrator created, newest first, a page at a time (follow
+    `next` as `cursor`); sessions that expired or were ended drop out."""
+    return answer(
+        sessions().listing(
+            authorization(), query.get("status"), query["limit"], query.get("cursor")
+        )
+    )
+
+
 @blp.route("/<session_id>", methods=["GET"])
 @blp.response(200, SessionResponse)
-@blp.doc(security=SEAT_TOKEN)
+@blp.doc(security=SEAT_OR_KEY)
 @failures()
 def read(session_id: str) -> flask.Response:
-    """The session as the token's seat sees it, with its legal moves when it is its turn."""
+    """The session as the token's seat sees it, with its legal moves when it is its turn.
+    With its owner's integrator key: what a spectator sees, with `seats` and `owner`
+    (another integrator's key: 404)."""
     return answer(sessions().read(session_id, authorization()))
 
 
 @blp.route("/<session_id>", methods=["DELETE"])
 @blp.response(204)
-@blp.doc(security=SEAT_TOKEN)
-@failures()
+@blp.doc(security=SEAT_OR_KEY)
+@failures(403)
 def delete(session_id: str) -> flask.Response:
-    """End the session (any seat's token); it is a 404 from then on."""
+    """End the session (any seat's token, or its owner's key; a spectator's is 403); it is
+    a 404 from then on."""
     sessions().delete(session_id, authorization())
     return flask.Response(status=204)
 
@@ -202,7 +231,7 @@ def move(session_id: str) -> flask.Response:
 
 @blp.route("/<session_id>/spectators", methods=["POST"])
 @blp.response(201, SpectatorTokenSchema)
-@blp.doc(security=SEAT_TOKEN)
+@blp.doc(security=SEAT_OR_KEY)
 @failures(403, 409)
 def add_spectator(session_id: str) -> flask.Response:
     """A new spectator token, asked for by any seat's token (a spectator's is 403); at most
@@ -226,7 +255,7 @@ def add_spectator(session_id: str) -> flask.Response:
     "worker MAX_WAITERS (then 503).",
 )
 @blp.doc(
-    security=SEAT_TOKEN,
+    security=SEAT_OR_KEY,
     parameters=[
         {
             "in": "header",
@@ -266,15 +295,13 @@ def last_event_id() -> int | None:
 @blp.route("/<session_id>/events", methods=["GET"])
 @blp.arguments(SessionEventsQuery, location="query")
 @blp.response(200, session_events())
-@blp.doc(security=SEAT_TOKEN)
+@blp.doc(security=SEAT_OR_KEY)
 @failures(429)
 def events(query: dict[str, Any], session_id: str) -> flask.Response:
     """The events of the moves after version `after`, each tagged with its `version`, as a
     JSON array. When there are none yet it waits (long poll) until one arrives or the bound
     (LONG_POLL_SECONDS) passes, then answers []."""
-    return answer(
-        sessions().events(session_id, authorization(), query["after"], client_gone())
-    )
+    return answer(sessions().events(session_id, authorization(), query["after"], client_gone()))
 
 
 def client_gone():
@@ -316,6 +343,11 @@ def install(app: flask.Flask, api: ProblemApi) -> None:
         "seatToken",
         {"type": "http", "scheme": "bearer", "description": "a seat token from POST /v1/sessions"},
     )
+    api.spec.components.security_scheme(
+        "integratorKey",
+        {"type": "http", "scheme": "bearer",
+         "description": "an integrator's key (API_KEYS; python -m service.keys new NAME)"},
+    )  # fmt: skip
     api.register_blueprint(blp)
     app.register_error_handler(StaleVersion, stale_problem)
     app.register_error_handler(StoreUnavailable, store_unavailable)

@@ -373,6 +373,69 @@ class SessionSeatSchema(Schema):
     level = fields.String(metadata={"description": "bot seats only"})
 
 
+class OwnerSeatSchema(Schema):
+    """A seat as its session's owner sees it."""
+
+    seat = fields.Integer(required=True)
+    type = fields.String(
+        required=True,
+        validate=validate.OneOf(["human", "bot"]),
+        metadata={"description": "'human' or 'bot'"},
+    )
+    level = fields.String(metadata={"description": "bot seats only"})
+    absent = fields.Boolean(
+        required=True,
+        metadata={"description": "whether the seat is absent (its turns played by the server)"},
+    )
+
+
+class SessionListQuery(Schema):
+    status = fields.String(
+        validate=validate.OneOf(["playing", "match_over"]),
+        metadata={"description": "only the sessions in this status"},
+    )
+    limit = fields.Integer(
+        load_default=20,
+        validate=validate.Range(min=1, max=100),
+        metadata={"description": "at most this many sessions (default 20)"},
+    )
+    cursor = fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={"description": "the `next` of the page before: the page after it"},
+    )
+
+
+class ListedSessionSchema(Schema):
+    id = fields.String(required=True)
+    game = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["playing", "match_over"]))
+    version = fields.Integer(required=True)
+    created_at = fields.String(required=True, metadata={"format": "date-time"})
+    updated_at = fields.String(
+        required=True,
+        metadata={"format": "date-time", "description": "the time of its latest commit"},
+    )
+    to_move = fields.Integer(
+        required=True,
+        allow_none=True,
+        metadata={"description": "the seat to move; null once the match is over"},
+    )
+    seats = fields.List(fields.Nested(OwnerSeatSchema), required=True)
+
+
+class SessionListResponse(Schema):
+    sessions = fields.List(
+        fields.Nested(ListedSessionSchema),
+        required=True,
+        metadata={"description": "newest first"},
+    )
+    next = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "the cursor of the next page; null on the last one"},
+    )
+
+
 class SpectatorTokenSchema(Schema):
     token = fields.String(
         required=True, metadata={"description": "a spectator's secret bearer token"}
@@ -500,6 +563,19 @@ def session_response(name: str) -> type[Schema]:
             "deal": fields.Nested(DealSchema, required=True),
             "epoch": epoch_field(),
             **timer_fields(),
+            "seats": fields.List(
+                fields.Nested(OwnerSeatSchema),
+                metadata={
+                    "description": "read with the owner's integrator key only: who sits "
+                    "where (never a token)"
+                },
+            ),
+            "owner": fields.String(
+                metadata={
+                    "description": "read with the owner's integrator key only: the "
+                    "integrator's name (API_KEYS)"
+                },
+            ),
         },
     )
 

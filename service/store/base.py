@@ -45,6 +45,10 @@ class Session:
     # came back from its files after a crash, or a replica took over. Versions may then have
     # gone back; a client that sees the epoch change reads the session again.
     epoch: int = 0
+    # JSON text written once at creation: the owner (an integrator's name), the creation
+    # time, the webhook; opaque to the store.
+    meta: str = "{}"
+    updated_at: float = 0.0  # the time of its latest commit (epoch seconds)
 
 
 class Outcome(Enum):
@@ -68,6 +72,11 @@ class NewSession:
 
     game: str
     seats: str  # JSON text, as Session.seats
+    meta: str = "{}"  # JSON text, as Session.meta
+    # The integrator that created it: the store lists its sessions, newest (`created_at`,
+    # epoch seconds) first.
+    owner: str | None = None
+    created_at: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +97,7 @@ class Change:
     # Announced with the new version to other processes (what their readers need without a
     # read: the turn deadline); opaque to the store.
     notice: str = ""
+    at: float = 0.0  # when it is committed (epoch seconds): the session's updated_at
 
 
 def gone_or_ok(result: object) -> str:
@@ -104,6 +114,8 @@ MEASURED: dict[str, Callable[[Any], str]] = {
     "events": lambda batches: "gone" if batches is None else "ok" if batches else "empty",
     "delete": gone_or_ok,
     "exists": gone_or_ok,
+    "owned": lambda _: "ok",
+    "peek": lambda _: "ok",
 }
 
 
@@ -178,6 +190,23 @@ class SessionStore(ABC):
     def exists(self, session_id: str) -> bool:
         """Whether the session is there, without refreshing its TTL (an event stream's idle
         check must not keep an idle session alive)."""
+
+    @abstractmethod
+    def owned(
+        self, owner: str, after: tuple[float, str] | None, count: int
+    ) -> list[tuple[float, str]]:
+        """Up to `count` of the owner's sessions as (created_at, id), newest first, those
+        after the (created_at, id) `after` only; sessions that are gone may still be listed
+        (peek tells), until `disown` drops them."""
+
+    @abstractmethod
+    def disown(self, owner: str, session_ids: list[str]) -> None:
+        """Drop sessions that are gone from the owner's list."""
+
+    @abstractmethod
+    def peek(self, session_ids: list[str]) -> list[Session | None]:
+        """The sessions (None for one that is gone) without refreshing their TTL: listing a
+        backend's sessions must not keep them all alive."""
 
     @abstractmethod
     def ready(self) -> bool:

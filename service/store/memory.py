@@ -25,6 +25,7 @@ class MemoryStore(SessionStore):
         super().__init__(ttl)
         self._records: dict[str, Record] = {}
         self._creations: dict[str, tuple[str, float]] = {}
+        self._owned: dict[str, dict[str, float]] = {}  # owner -> session id -> created_at
         self._lock = threading.Lock()
         self._next_sweep = 0.0
 
@@ -51,7 +52,9 @@ class MemoryStore(SessionStore):
                 return Commit(Outcome.STALE, version, None, epoch)
             version += len(change.batches)
             live = session.live if change.live is None else change.live
-            record.session = replace(session, version=version, state=change.state, live=live)
+            record.session = replace(
+                session, version=version, state=change.state, live=live, updated_at=change.at
+            )
             record.batches.extend(change.batches)
             if change.key is not None and change.answer is not None:
                 record.answers[change.key] = change.answer
@@ -91,6 +94,31 @@ class MemoryStore(SessionStore):
             record = self._records.get(session_id)
             return record is not None and record.expires > time.monotonic()
 
+    def owned(
+        self, owner: str, after: tuple[float, str] | None, count: int
+    ) -> list[tuple[float, str]]:
+        with self._lock:
+            listed = sorted(
+                (
+                    (created, session_id)
+                    for session_id, created in self._owned.get(owner, {}).items()
+                ),
+                reverse=True,
+            )
+        return [entry for entry in listed if after is None or entry < after][:count]
+
+    def disown(self, owner: str, session_ids: list[str]) -> None:
+        with self._lock:
+            kept = self._owned.get(owner, {})
+            for session_id in session_ids:
+                kept.pop(session_id, None)
+
+    def peek(self, session_ids: list[str]) -> list[Session | None]:
+        now = time.monotonic()
+        with self._lock:
+            found = [self._records.get(session_id) for session_id in session_ids]
+            return [r.session if r is not None and r.expires > now else None for r in found]
+
     def ready(self) -> bool:
         return True
 
@@ -101,9 +129,12 @@ class MemoryStore(SessionStore):
         """A new session's record, at the version its first change expects."""
         assert change.new is not None
         self._forget_expired()
+        new = change.new
         session = Session(
-            session_id, change.new.game, change.expected_version, change.state, change.new.seats
+            session_id, new.game, change.expected_version, change.state, new.seats, meta=new.meta
         )
+        if new.owner is not None:
+            self._owned.setdefault(new.owner, {})[session_id] = new.created_at
         record = self._records[session_id] = Record(session, self._deadline())
         return record
 

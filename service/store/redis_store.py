@@ -8,6 +8,8 @@ Key layout (one hash tag per session, so all its keys live on one Redis Cluster 
     cards:{<id>}:answers        hash: Idempotency-Key digest -> stored answer of a move
     cards:{<id>}:changed        pub/sub channel: "<version> <notice>" per commit, "deleted"
     cards:{create:<digest>}     string: stored answer of a session creation
+    cards:{owner:<name>}:sessions  sorted set: an integrator's session ids by creation time
+                                (ms); ids of sessions that are gone are dropped as listed
 
 Every key of a session carries the idle TTL and every access refreshes all of them, so the
 stored answers expire with their session. Every write of a session, its creation included,
@@ -88,7 +90,8 @@ return redis.call('HGETALL', KEYS[1])
 # KEYS: session, events, answers. ARGV: expected version, state, ttl ms, channel,
 # answer key ('' for none), answer, expected live ('' for any), live ('' to keep),
 # expected epoch, new game and seats ('' unless the commit creates the session), notice,
-# batch... Returns {outcome, version, epoch[, answer]}.
+# meta (creation only), the commit's time, batch... Returns {outcome, version, epoch[,
+# answer]}.
 COMMIT = (
     EPOCH
     + """
@@ -98,7 +101,7 @@ if ARGV[10] ~= '' then
     return {'stale', tonumber(version), tonumber(redis.call('HGET', KEYS[1], 'epoch'))}
   end
   redis.call('HSET', KEYS[1], 'game', ARGV[10], 'seats', ARGV[11], 'version', ARGV[1],
-             'epoch', 0, 'incarnation', incarnation())
+             'epoch', 0, 'incarnation', incarnation(), 'meta', ARGV[13])
   version = ARGV[1]
 end
 if not version then return {'gone', 0, 0} end
@@ -113,11 +116,11 @@ end
 if ARGV[7] ~= '' and (redis.call('HGET', KEYS[1], 'live') or '{}') ~= ARGV[7] then
   return {'stale', tonumber(version), epoch}
 end
-local batches = #ARGV - 12
+local batches = #ARGV - 14
 version = tonumber(version) + batches
-redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2])
+redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2], 'updated_at', ARGV[14])
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
-for i = 13, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 15, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[3]) end
 redis.call('PUBLISH', ARGV[4], version .. ' ' .. ARGV[12])
@@ -163,6 +166,30 @@ def session_of_channel(name: str) -> str | None:
 
 def creation_key(key: str) -> str:
     return f"cards:{{create:{key}}}"
+
+
+def owner_key(owner: str) -> str:
+    return f"cards:{{owner:{owner}}}:sessions"
+
+
+def ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def read_session(session_id: str, flat: list[str] | dict[str, str]) -> Session:
+    """A session from its hash (flat, as a script returns it, or a dict)."""
+    fields = flat if isinstance(flat, dict) else dict(zip(flat[::2], flat[1::2]))
+    return Session(
+        id=session_id,
+        game=fields["game"],
+        version=int(fields["version"]),
+        state=fields["state"],
+        seats=fields["seats"],
+        live=fields.get("live", "{}"),
+        epoch=int(fields["epoch"]),
+        meta=fields.get("meta", "{}"),
+        updated_at=float(fields.get("updated_at", 0.0)),
+    )
 
 
 @contextmanager
@@ -224,18 +251,7 @@ class RedisStore(SessionStore):
     def load(self, session_id: str) -> Session | None:
         with reachable():
             flat = self._load(keys=session_keys(session_id), args=[self.ttl_ms])
-        if not flat:
-            return None
-        fields = dict(zip(flat[::2], flat[1::2]))
-        return Session(
-            id=session_id,
-            game=fields["game"],
-            version=int(fields["version"]),
-            state=fields["state"],
-            seats=fields["seats"],
-            live=fields.get("live", "{}"),
-            epoch=int(fields["epoch"]),
-        )
+        return read_session(session_id, flat) if flat else None
 
     def commit(self, session_id: str, change: Change) -> Commit:
         args: list[Any] = [
@@ -251,9 +267,17 @@ class RedisStore(SessionStore):
             "" if change.new is None else change.new.game,
             "" if change.new is None else change.new.seats,
             change.notice,
+            "" if change.new is None else change.new.meta,
+            repr(change.at),
             *change.batches,
         ]
         with reachable():
+            if change.new is not None and change.new.owner is not None:
+                # Listed before it exists (its own slot on a cluster, so not in the script):
+                # a listing drops an id whose creation never landed.
+                self.client.zadd(
+                    owner_key(change.new.owner), {session_id: ms(change.new.created_at)}
+                )
             reply = self._commit(keys=session_keys(session_id), args=args)
         outcome, version, epoch = Outcome(reply[0]), int(reply[1]), int(reply[2])
         answer = reply[3] if outcome is Outcome.REPLAY else None
@@ -288,6 +312,41 @@ class RedisStore(SessionStore):
     def exists(self, session_id: str) -> bool:
         with reachable():
             return bool(self.client.exists(session_keys(session_id)[0]))
+
+    def owned(
+        self, owner: str, after: tuple[float, str] | None, count: int
+    ) -> list[tuple[float, str]]:
+        top, found, offset = "+inf" if after is None else ms(after[0]), [], 0
+        mark = None if after is None else (ms(after[0]), after[1])
+        with reachable():
+            while len(found) < count:
+                page = self.client.zrevrangebyscore(
+                    owner_key(owner), top, "-inf", start=offset, num=count, withscores=True
+                )
+                if not page:
+                    break
+                offset += len(page)
+                found += [
+                    (score / 1000, session_id)
+                    for session_id, score in page
+                    if mark is None or (int(score), session_id) < mark
+                ]
+        return found[:count]
+
+    def disown(self, owner: str, session_ids: list[str]) -> None:
+        if session_ids:
+            with reachable():
+                self.client.zrem(owner_key(owner), *session_ids)
+
+    def peek(self, session_ids: list[str]) -> list[Session | None]:
+        with reachable(), self.client.pipeline(transaction=False) as pipe:
+            for session_id in session_ids:
+                pipe.hgetall(session_keys(session_id)[0])
+            hashes = pipe.execute()
+        return [
+            read_session(session_id, fields) if fields else None
+            for session_id, fields in zip(session_ids, hashes)
+        ]
 
     def ready(self) -> bool:
         try:

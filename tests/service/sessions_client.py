@@ -73,9 +73,11 @@ class Seat:
         return self._keep(self.http.delete(self.url, timeout=30))
 
 
-def create(base: str, seats: list[dict[str, Any]], **extra: Any) -> requests.Response:
+def create(
+    base: str, seats: list[dict[str, Any]], headers: dict[str, str] | None = None, **extra: Any
+) -> requests.Response:
     body = {"game": "basra", "rules": {"preset": "levantine"}, "seats": seats, **extra}
-    return requests.post(f"{base}/v1/sessions", json=body, timeout=30)
+    return requests.post(f"{base}/v1/sessions", json=body, headers=headers, timeout=30)
 
 
 def chosen(moves: list[dict[str, Any]], turn: int) -> dict[str, Any]:

@@ -637,11 +637,56 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The sessions the key's integrator created, newest first, a page at a time (follow
+         *     `next` as `cursor`); sessions that expired or were ended drop out.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only the sessions in this status */
+                    status?: "playing" | "match_over";
+                    /** @description at most this many sessions (default 20) */
+                    limit?: number;
+                    /** @description the `next` of the page before: the page after it */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SessionListResponse"];
+                    };
+                };
+                401: components["responses"]["PROBLEM"];
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+                503: {
+                    headers: {
+                        /** @description seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["PROBLEM"];
+            };
+        };
         put?: never;
         /**
          * Start a hosted game. Bot seats that move first have moved already (version > 0).
-         *     Human seats get their token here, once.
+         *     Human seats get their token here, once. When the service has API_KEYS, this takes an
+         *     integrator's key (else 401) and the session is that integrator's.
          */
         post: {
             parameters: {
@@ -670,6 +715,7 @@ export interface paths {
                         "application/json": components["schemas"]["CreateSessionResponse"];
                     };
                 };
+                401: components["responses"]["PROBLEM"];
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
                 /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
                 503: {
@@ -700,7 +746,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** The session as the token's seat sees it, with its legal moves when it is its turn. */
+        /**
+         * The session as the token's seat sees it, with its legal moves when it is its turn.
+         *     With its owner's integrator key: what a spectator sees, with `seats` and `owner`
+         *     (another integrator's key: 404).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -739,7 +789,10 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** End the session (any seat's token); it is a 404 from then on. */
+        /**
+         * End the session (any seat's token, or its owner's key; a spectator's is 403); it is
+         *     a 404 from then on.
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -759,6 +812,7 @@ export interface paths {
                     content?: never;
                 };
                 401: components["responses"]["PROBLEM"];
+                403: components["responses"]["PROBLEM"];
                 404: components["responses"]["PROBLEM"];
                 /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
                 503: {
@@ -1649,6 +1703,18 @@ export interface components {
             /** @description the seed, once the match is over: POST /v1/games/{game}/new with it, the session's rules and seat count deals the very same match */
             seed?: string;
         };
+        OwnerSeat: {
+            seat: number;
+            /**
+             * @description 'human' or 'bot'
+             * @enum {string}
+             */
+            type: "human" | "bot";
+            /** @description bot seats only */
+            level?: string;
+            /** @description whether the seat is absent (its turns played by the server) */
+            absent: boolean;
+        };
         BankSessionResponse: {
             /**
              * @description the game (enum property replaced by openapi-typescript)
@@ -1678,6 +1744,10 @@ export interface components {
             absent: number[];
             /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
             time_banks: number[] | null;
+            /** @description read with the owner's integrator key only: who sits where (never a token) */
+            seats?: components["schemas"]["OwnerSeat"][];
+            /** @description read with the owner's integrator key only: the integrator's name (API_KEYS) */
+            owner?: string;
         };
         BankSessionMoveResponse: {
             /**
@@ -2176,6 +2246,10 @@ export interface components {
             absent: number[];
             /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
             time_banks: number[] | null;
+            /** @description read with the owner's integrator key only: who sits where (never a token) */
+            seats?: components["schemas"]["OwnerSeat"][];
+            /** @description read with the owner's integrator key only: the integrator's name (API_KEYS) */
+            owner?: string;
         };
         BasraSessionMoveResponse: {
             /**
@@ -2417,6 +2491,29 @@ export interface components {
             deal: components["schemas"]["Deal"];
             /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
             epoch: number;
+        };
+        ListedSession: {
+            id: string;
+            game: string;
+            /** @enum {string} */
+            status: "playing" | "match_over";
+            version: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description the time of its latest commit
+             */
+            updated_at: string;
+            /** @description the seat to move; null once the match is over */
+            to_move: number | null;
+            seats: components["schemas"]["OwnerSeat"][];
+        };
+        SessionListResponse: {
+            /** @description newest first */
+            sessions: components["schemas"]["ListedSession"][];
+            /** @description the cursor of the next page; null on the last one */
+            next: string | null;
         };
         SessionMoveRequest: {
             /** @description a move of the session's game (its Move) */

@@ -1,0 +1,174 @@
+"""Integrator keys (API_KEYS): who may create sessions, the owner's reads, its list of
+sessions; over real HTTP on the in-process store, a real Redis and a real Redis Cluster."""
+
+import subprocess
+import sys
+
+import pytest
+import requests
+
+from service.hosted.tokens import digest
+from service.keys import Integrators, new_key
+from tests.service.sessions_client import create
+
+ACME, OTHER = new_key(), new_key()
+HOSTED_CONFIG = {"API_KEYS": f"acme:{digest(ACME)},other:{digest(OTHER)}"}
+HUMANS = [{"type": "human"}, {"type": "human"}]
+VERSUS_BOT = [{"type": "human"}, {"type": "bot", "level": "random"}]
+
+
+@pytest.fixture(params=["memory", "redis", "cluster"])
+def store_kind(request) -> str:
+    return request.param
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def created(base: str, key: str = ACME, seats=HUMANS, **extra) -> dict:
+    response = create(base, seats, headers=bearer(key), **extra)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def post(base: str, body: dict, headers: dict | None = None) -> requests.Response:
+    return requests.post(f"{base}/v1/sessions", json=body, headers=headers or {}, timeout=30)
+
+
+def test_creation_needs_a_configured_key(base):
+    body = {"game": "basra", "seats": HUMANS}
+    seat_token = created(base)["seats"][0]["token"]
+    for headers in ({}, bearer("key_nobody"), bearer(seat_token), {"Authorization": "Basic x"}):
+        refused = post(base, body, headers)
+        assert refused.status_code == 401
+        assert refused.headers["Content-Type"] == "application/problem+json"
+        assert refused.headers["WWW-Authenticate"].startswith("Bearer")
+    assert post(base, body, bearer(OTHER)).status_code == 201
+
+
+def test_the_owner_reads_what_a_spectator_reads_with_seats_and_owner(base):
+    session = created(base, seats=VERSUS_BOT, spectators=1)
+    url = f"{base}/v1/sessions/{session['id']}"
+    owner = requests.get(url, headers=bearer(ACME), timeout=30).json()
+    spectator = requests.get(url, headers=bearer(session["spectators"][0]["token"]), timeout=30)
+    assert {k: v for k, v in owner.items() if k not in ("seats", "owner", "time_left")} == {
+        k: v for k, v in spectator.json().items() if k != "time_left"
+    }
+    assert owner["seat"] is None and owner["moves"] == []
+    assert owner["owner"] == "acme"
+    assert owner["seats"] == [
+        {"seat": 0, "type": "human", "absent": False},
+        {"seat": 1, "type": "bot", "level": "random", "absent": False},
+    ]
+    assert "seed" not in owner["deal"]
+    assert "token" not in str(owner["seats"])
+
+
+def test_another_integrators_key_is_a_404_and_a_key_never_moves(base):
+    session = created(base)
+    url = f"{base}/v1/sessions/{session['id']}"
+    missing = requests.get(f"{base}/v1/sessions/{'0' * 26}", headers=bearer(OTHER), timeout=30)
+    other = requests.get(url, headers=bearer(OTHER), timeout=30)
+    assert other.status_code == missing.status_code == 404
+    assert other.json()["title"] == missing.json()["title"]
+    move = requests.post(
+        f"{url}/moves", json={"move": {}, "version": 0}, headers=bearer(ACME), timeout=30
+    )
+    assert move.status_code == 403
+    assert requests.delete(url, headers=bearer(OTHER), timeout=30).status_code == 404
+    assert requests.get(url, headers=bearer("key_nobody"), timeout=30).status_code == 401
+
+
+def test_the_owner_follows_as_a_spectator_and_ends_the_session(base):
+    session = created(base)
+    url = f"{base}/v1/sessions/{session['id']}"
+    seat = {"Authorization": f"Bearer {session['seats'][0]['token']}"}
+    moves = requests.get(url, headers=seat, timeout=30).json()["moves"]
+    played = requests.post(
+        f"{url}/moves", json={"move": moves[0], "version": 0}, headers=seat, timeout=30
+    )
+    assert played.status_code == 200
+    events = requests.get(f"{url}/events", params={"after": 0}, headers=bearer(ACME), timeout=30)
+    assert events.status_code == 200 and events.json()
+    spectator = requests.post(f"{url}/spectators", headers=seat, timeout=30).json()["token"]
+    as_spectator = requests.get(
+        f"{url}/events", params={"after": 0}, headers=bearer(spectator), timeout=30
+    )
+    assert events.json() == as_spectator.json()
+    assert requests.delete(url, headers=bearer(ACME), timeout=30).status_code == 204
+    assert requests.get(url, headers=bearer(ACME), timeout=30).status_code == 404
+
+
+def listing(base: str, key: str = ACME, **params) -> requests.Response:
+    return requests.get(f"{base}/v1/sessions", params=params, headers=bearer(key), timeout=30)
+
+
+def test_the_list_is_the_integrators_own_newest_first_in_pages(base):
+    mine = [created(base)["id"] for _ in range(5)]
+    created(base, OTHER)
+    first = listing(base, limit=2).json()
+    assert [entry["id"] for entry in first["sessions"]] == mine[::-1][:2]
+    second = listing(base, limit=2, cursor=first["next"]).json()
+    third = listing(base, limit=2, cursor=second["next"]).json()
+    assert [e["id"] for e in first["sessions"] + second["sessions"] + third["sessions"]] == mine[
+        ::-1
+    ]
+    assert third["next"] is None
+    entry = first["sessions"][0]
+    assert set(entry) == {
+        "id", "game", "status", "version", "created_at", "updated_at", "to_move", "seats",
+    }  # fmt: skip
+    assert entry["status"] == "playing" and entry["game"] == "basra"
+    assert entry["seats"][0] == {"seat": 0, "type": "human", "absent": False}
+    assert len(listing(base).json()["sessions"]) == 5
+
+
+def test_the_list_filters_by_status_and_drops_ended_sessions(base):
+    ended = created(base)
+    playing = created(base)
+    requests.delete(
+        f"{base}/v1/sessions/{ended['id']}", headers=bearer(ACME), timeout=30
+    ).raise_for_status()
+    assert [e["id"] for e in listing(base).json()["sessions"]] == [playing["id"]]
+    assert listing(base, status="playing").json()["sessions"][0]["id"] == playing["id"]
+    assert listing(base, status="match_over").json() == {"sessions": [], "next": None}
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [({"limit": 0}, "limit"), ({"limit": 101}, "limit"), ({"status": "x"}, "status"),
+     ({"cursor": "nope"}, "cursor")],
+)  # fmt: skip
+def test_bad_list_queries_name_their_field(base, params, field):
+    refused = listing(base, **params)
+    assert refused.status_code == 422
+    assert field in str(refused.json())
+
+
+def test_the_list_needs_a_key(base):
+    seat_token = created(base)["seats"][0]["token"]
+    for headers in ({}, bearer(seat_token)):
+        refused = requests.get(f"{base}/v1/sessions", headers=headers, timeout=30)
+        assert refused.status_code == 401
+        assert refused.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_api_keys_are_read_strictly():
+    assert Integrators.parse(None).required is False
+    keys = Integrators.parse(f" a:{digest('k1')}, b:{digest('k2')} ")
+    assert keys.owner_of_key("k2") == "b" and keys.owner_of_key("k3") is None
+    for bad in ("a", "a:xyz", f"a b:{digest('k')}", f"a:{digest('k').upper()}"):
+        with pytest.raises(ValueError, match="API_KEYS"):
+            Integrators.parse(bad)
+
+
+def test_the_key_command_prints_a_fresh_key_and_its_entry():
+    out = subprocess.run(
+        [sys.executable, "-m", "service.keys", "new", "acme"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    key = out.split("key (shown once, give it to the integrator): ")[1].split()[0]
+    entry = out.split("API_KEYS entry: ")[1].split()[0]
+    assert entry == f"acme:{digest(key)}"
+    assert len(key) >= 32 and Integrators.parse(entry).owner_of_key(key) == "acme"
