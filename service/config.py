@@ -45,6 +45,10 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     # Integrators: comma-separated `name:sha256-hex-of-key` entries (python -m service.keys
     # new NAME). Set, creating a session takes one of those keys; unset, creation is open.
     "API_KEYS": (None, optional_text),
+    # A finished match's record is kept this long after its end, the session gone or not.
+    "RECORD_TTL_SECONDS": (30 * 86400.0, float),
+    # An undelivered webhook message is kept at least this long after its session's latest.
+    "WEBHOOK_OUTBOX_TTL_SECONDS": (86400.0, float),
 }
 
 

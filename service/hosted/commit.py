@@ -18,6 +18,7 @@ import orjson
 
 from engine.bots import choose_move
 from engine.game import Events, Game, MatchResult
+from service.hosted import history
 from service.hosted.records import BOT, HUMAN, Live, Meta, Recent, Record, Seat, write_seats
 from service.hosted.schedule import Schedule
 from service.store import Change, Commit, NewSession, SessionStore
@@ -47,6 +48,7 @@ class Moved:
     by: str
     level: str | None
     events: Events
+    move: dict[str, Any]  # the move as written on the wire (public: a draw names no card)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,13 @@ class Facts:
     @property
     def created(self) -> bool:
         return self.before is None
+
+    @property
+    def ended(self) -> bool:
+        """Whether this commit ends the match."""
+        return self.outcome is not None and (
+            self.before is None or self.before.game.outcome(self.before.state) is None
+        )
 
     @property
     def first_version(self) -> int:
@@ -124,10 +133,12 @@ def played_on(
         else:
             by, level = TIMEOUT, live.timeout_level
             lead = [{"type": "timeout", "seat": mover, "absent": True}]
-        state, events = game.apply(state, choose_move(game, state, level, f"{start.id}/{version}"))
+        move = choose_move(game, state, level, f"{start.id}/{version}")
+        written = game.write_move(state, move)
+        state, events = game.apply(state, move)
         version += 1
         played += 1
-        moved.append(Moved(version, mover, by, level, tag([*lead, *events], version)))
+        moved.append(Moved(version, mover, by, level, tag([*lead, *events], version), written))
     else:
         live = live.turn_of(None, clock())
     after = replace(start, version=version, state=state, live=live, live_text=live.dumps())
@@ -150,10 +161,11 @@ def opening(
 
 def seat_move(record: Record, seat: int, move: Any, clock: Clock) -> Facts:
     """`seat` plays `move` (already checked legal), then the server plays on."""
+    written = record.game.write_move(record.state, move)
     state, events = record.game.apply(record.state, move)
     version = record.version + 1
     live = record.live.spent(seat, clock()).present(seat)
-    moved = [Moved(version, seat, HUMAN, None, tag(events, version))]
+    moved = [Moved(version, seat, HUMAN, None, tag(events, version), written)]
     return played_on(record, record, state, live, moved, clock)
 
 
@@ -167,10 +179,11 @@ def due_play(record: Record, clock: Clock) -> Facts | None:
         return played_on(record, record, record.state, live, [], clock)
     level = live.timeout_level
     move = choose_move(record.game, record.state, level, f"{record.id}/{record.version}")
+    written = record.game.write_move(record.state, move)
     state, events = record.game.apply(record.state, move)
     version = record.version + 1
     events = tag([{"type": "timeout", "seat": seat}, *events], version)
-    moved = [Moved(version, seat, TIMEOUT, level, events)]
+    moved = [Moved(version, seat, TIMEOUT, level, events, written)]
     return played_on(record, record, state, live.timed_out(seat, len(record.seats)), moved, clock)
 
 
@@ -183,8 +196,10 @@ def change_of(facts: Facts, at: float, key: str | None = None, answer: str | Non
     """The store's one write for the facts, committed at `at`: a compare-and-set on the
     version, the epoch and the live record they were computed on."""
     before, after = facts.before, facts.after
+    entries = [history.entry(moved) for moved in facts.moved]
     new = None
     if before is None:
+        entries.insert(0, history.head(after))
         meta = after.meta
         new = NewSession(
             facts.game, write_seats(after.seats), meta.dumps(), meta.owner, meta.created_at
@@ -201,6 +216,8 @@ def change_of(facts: Facts, at: float, key: str | None = None, answer: str | Non
         new=new,
         notice="" if facts.due_at is None else repr(facts.due_at),
         at=at,
+        record=tuple(orjson.dumps(entry).decode() for entry in entries),
+        ended="" if not facts.ended else orjson.dumps(history.head(after)).decode(),
     )
 
 

@@ -18,7 +18,7 @@ import orjson
 from engine.game import get_game
 from service import metrics, requests
 from service.errors import Problem, Unprocessable, invalid, json_paths
-from service.hosted import commit
+from service.hosted import commit, history
 from service.hosted.answers import deal, move_answer, rfc3339, seat_answer
 from service.hosted.commit import Commits, Follower, logged
 from service.hosted.follow import Follow, Gone, Messages, Signal
@@ -364,6 +364,37 @@ class Sessions:
         start = record.version if after is None else after
         gauge = (metrics.LONG_POLLS if polling else metrics.STREAMS) if self.metrics else None
         return Follow(self.hub, self.timers, record, seat, holder, start, every, until, gone, gauge)
+
+    # -- the match record ------------------------------------------------------------
+
+    def match_record(self, session_id: str, authorization: str | None) -> dict[str, Any]:
+        """The match record, for any token of the session or its owner's key; a finished
+        match's record also once the session is gone (its head keeps who may read it)."""
+        try:
+            record, _, _ = self.authorized(session_id, authorization)
+        except Problem as error:
+            if error.status != 404 or not issued(session_id):
+                raise
+            record = None
+        items = self.store.record(session_id) if issued(session_id) else None
+        if items is None:
+            raise not_found(session_id)
+        kept = [orjson.loads(item) for item in items]
+        if record is None:
+            self._may_read(kept[0][history.ACCESS], session_id, authorization)
+        return history.answer(kept, record)
+
+    def _may_read(self, access: dict[str, Any], session_id: str, authorization: str | None) -> None:
+        """401 unless a token of the session or its owner's key (another's: 404)."""
+        token = bearer_token(authorization)
+        try:
+            holder_of(tuple(access["tokens"]), tuple(access["spectators"]), token)
+        except Unauthorized:
+            owner = self.integrators.owner_of_key(token)
+            if owner is None:
+                raise
+            if owner != access["owner"]:
+                raise not_found(session_id) from None
 
     # -- delete ----------------------------------------------------------------------
 

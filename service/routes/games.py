@@ -11,6 +11,7 @@ from werkzeug.routing import BaseConverter
 from engine.game import Game, games
 from service import requests
 from service.errors import Problem
+from service.replay import replay as replayed
 from service.routes import Blueprint, answer, documented, read_body
 from service.routes.hints import add_hint
 from service.schemas.derived import title_of
@@ -89,6 +90,17 @@ def game_blueprint(game: Game) -> Blueprint:
         body = read_body(view_request)
         state = requests.read_state(game, body["state"])
         return answer({"view": game.view(state, requests.check_seat(game, state, body["seat"]))})
+
+    @blp.route("/replay", methods=["POST"])
+    @blp.arguments(shapes.replay)
+    @blp.response(200, shapes.replay_answer)
+    def replay(body: dict[str, Any]) -> flask.Response:
+        """Replay a finished match's record (GET /v1/sessions/{id}/record): the seed is
+        checked against the commitment (else a 422 naming `record.seed`), then every move
+        is checked and played from `new(rules, seats, seed)` (a move by the wrong seat or an
+        illegal one: a 422 naming `record.moves.<i>`). The final state's view for each seat
+        is the session's last view for it; the events are the session's."""
+        return answer(replayed(game, body["record"]))
 
     add_hint(blp, game, shapes)
     return blp

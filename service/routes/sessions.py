@@ -25,6 +25,7 @@ from service.routes import Blueprint, answer
 from service.schemas.envelopes import (
     CreateSessionRequest,
     CreateSessionResponse,
+    MatchRecordSchema,
     SessionEventsQuery,
     SessionListQuery,
     SessionListResponse,
@@ -207,6 +208,19 @@ def delete(session_id: str) -> flask.Response:
     a 404 from then on."""
     sessions().delete(session_id, authorization())
     return flask.Response(status=204)
+
+
+@blp.route("/<session_id>/record", methods=["GET"])
+@blp.response(200, MatchRecordSchema)
+@blp.doc(security=SEAT_OR_KEY)
+@failures()
+def record(session_id: str) -> flask.Response:
+    """The match record (any token of the session, or its owner's key): the rules, the
+    players, the commitment, every move as POST …/moves takes it, and once the match is over
+    its seed and outcome. POST /v1/games/{game}/replay rebuilds and checks the match from
+    it. A finished match's record stays readable for RECORD_TTL_SECONDS (default 30 days)
+    after the end, even once the session expired or was ended."""
+    return answer(sessions().match_record(session_id, authorization()))
 
 
 @blp.route("/<session_id>/moves", methods=["POST"])

@@ -99,6 +99,71 @@ def level_field() -> fields.String:
     )
 
 
+class VerifiedSchema(Schema):
+    commitment = fields.Boolean(
+        required=True, metadata={"description": "the seed's SHA-256 is the commitment"}
+    )
+    moves = fields.Integer(
+        required=True, metadata={"description": "how many moves were checked and replayed"}
+    )
+
+
+class RecordPlayerSchema(Schema):
+    seat = fields.Integer(required=True)
+    type = fields.String(required=True, validate=validate.OneOf(["human", "bot"]))
+    level = fields.String(metadata={"description": "bot seats only"})
+
+
+class RecordMoveSchema(Schema):
+    version = fields.Integer(required=True, metadata={"description": "the version it made"})
+    seat = fields.Integer(required=True)
+    move = fields.Raw(
+        required=True,
+        metadata={JSON_SCHEMA: {"type": "object", "description": "the move as POST "
+                                "…/moves and the stateless apply take it"}},
+    )  # fmt: skip
+    by = fields.String(
+        required=True,
+        validate=validate.OneOf(["human", "bot", "timeout"]),
+        metadata={"description": "who played it: the seat's human, its bot, or the server "
+                  "for a seat whose time ran out or that was absent"},
+    )  # fmt: skip
+    absent = fields.Boolean(
+        metadata={"description": "present (true) when the server played for an absent seat"}
+    )
+
+
+class RecordOutcomeSchema(Schema):
+    winners = fields.List(fields.Integer(), required=True)
+    scores = fields.List(
+        fields.Integer(), required=True, metadata={"description": "each seat's match points"}
+    )
+
+
+class MatchRecordSchema(Schema):
+    """A match record: all it takes to rebuild the whole match and check its deal."""
+
+    format = fields.String(
+        required=True, metadata={JSON_SCHEMA: {"type": "string", "const": "cards-record/1"}}
+    )
+    game = fields.String(required=True)
+    rules = fields.Raw(
+        required=True,
+        metadata={JSON_SCHEMA: {"type": "object", "description": "every option resolved"}},
+    )
+    seats = fields.Integer(required=True, metadata={"description": "the seat count"})
+    players = fields.List(fields.Nested(RecordPlayerSchema), required=True)
+    commitment = fields.String(required=True, metadata={"description": "SHA-256 (hex) of seed"})
+    seed = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={"description": "null until the match is over"},
+    )
+    moves = fields.List(fields.Nested(RecordMoveSchema), required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["playing", "match_over"]))
+    outcome = fields.Nested(RecordOutcomeSchema, required=True, allow_none=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Envelopes:
     """The request and answer schemas of one game's stateless paths."""
@@ -114,6 +179,8 @@ class Envelopes:
     score_answer: type[Schema]
     view_answer: type[Schema]
     hint_answer: type[Schema]
+    replay: type[Schema]
+    replay_answer: type[Schema]
 
 
 @cache
@@ -207,6 +274,25 @@ def envelopes_of(name: str) -> Envelopes:
             {"sides": fields.List(shaped(ref(f"{title}SideScore")), required=True)},
         ),
         view_answer=schema_class(f"{title}ViewResponse", {"view": view}),
+        replay=schema_class(
+            f"{title}ReplayRequest",
+            {"record": RawObject(ref("MatchRecord"), "a match record", required=True)},
+        ),
+        replay_answer=schema_class(
+            f"{title}ReplayResponse",
+            {
+                "state": state_field(),
+                "events": fields.List(
+                    fields.List(shaped(ref(f"{title}SessionEvent"))),
+                    required=True,
+                    metadata={
+                        "description": "per move of the record, its events (all of "
+                        "them: the match is over), tagged with its version"
+                    },
+                ),
+                "verified": fields.Nested(VerifiedSchema, required=True),
+            },
+        ),
         hint_answer=schema_class(
             f"{title}HintResponse",
             {

@@ -39,8 +39,9 @@ def open_store(config: Mapping[str, Any]) -> SessionStore:
 
 def backend(config: Mapping[str, Any]) -> SessionStore:
     ttl = float(config["SESSION_TTL_SECONDS"])
+    kept = float(config["RECORD_TTL_SECONDS"]), float(config["WEBHOOK_OUTBOX_TTL_SECONDS"])
     if not config["REDIS_URL"]:
-        return MemoryStore(ttl)
+        return MemoryStore(ttl, *kept)
     return RedisStore(
         config["REDIS_URL"],
         ttl,
@@ -48,4 +49,6 @@ def backend(config: Mapping[str, Any]) -> SessionStore:
         timeout=float(config["REDIS_TIMEOUT_SECONDS"]),
         ready_grace=float(config["READY_GRACE_SECONDS"]),
         cluster=bool(config["REDIS_CLUSTER"]),
+        record_ttl=kept[0],
+        outbox_ttl=kept[1],
     )

@@ -98,6 +98,13 @@ class Change:
     # read: the turn deadline); opaque to the store.
     notice: str = ""
     at: float = 0.0  # when it is committed (epoch seconds): the session's updated_at
+    # The match record's entries it appends (JSON text; its head first at creation), and
+    # its final head when the change ends the match: the record is then kept for the
+    # store's record_ttl, whatever becomes of the session.
+    record: tuple[str, ...] = ()
+    ended: str = ""
+    # Webhook messages (JSON text) appended to the session's outbox, in version order.
+    messages: tuple[str, ...] = ()
 
 
 def gone_or_ok(result: object) -> str:
@@ -114,6 +121,7 @@ MEASURED: dict[str, Callable[[Any], str]] = {
     "events": lambda batches: "gone" if batches is None else "ok" if batches else "empty",
     "delete": gone_or_ok,
     "exists": gone_or_ok,
+    "record": gone_or_ok,
     "owned": lambda _: "ok",
     "peek": lambda _: "ok",
 }
@@ -141,13 +149,23 @@ def measured(operation: str, call: Callable[..., Any]) -> Callable[..., Any]:
     return timed
 
 
+RECORD_TTL = 30 * 86400.0  # RECORD_TTL_SECONDS' default
+OUTBOX_TTL = 86400.0  # an undelivered webhook message is dropped no sooner than this
+
+
 class SessionStore(ABC):
-    """Hosted sessions with an idle TTL in seconds, refreshed on every access."""
+    """Hosted sessions with an idle TTL in seconds, refreshed on every access; finished
+    matches' records kept `record_ttl` seconds after the end; webhook outboxes kept at
+    least `outbox_ttl` after their latest message."""
 
     metrics = False  # time every call (open_store sets it from METRICS)
 
-    def __init__(self, ttl: float) -> None:
+    def __init__(
+        self, ttl: float, record_ttl: float = RECORD_TTL, outbox_ttl: float = OUTBOX_TTL
+    ) -> None:
         self.ttl = ttl
+        self.record_ttl = record_ttl
+        self.outbox_ttl = outbox_ttl
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -190,6 +208,11 @@ class SessionStore(ABC):
     def exists(self, session_id: str) -> bool:
         """Whether the session is there, without refreshing its TTL (an event stream's idle
         check must not keep an idle session alive)."""
+
+    @abstractmethod
+    def record(self, session_id: str) -> list[str] | None:
+        """The match record's items (its head, then its moves), None when there is none
+        (never was, expired with an unfinished session, or kept past record_ttl)."""
 
     @abstractmethod
     def owned(

@@ -9,7 +9,15 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 
-from service.store.base import Change, Commit, Outcome, Session, SessionStore
+from service.store.base import (
+    OUTBOX_TTL,
+    RECORD_TTL,
+    Change,
+    Commit,
+    Outcome,
+    Session,
+    SessionStore,
+)
 
 
 @dataclass
@@ -18,11 +26,16 @@ class Record:
     expires: float
     batches: list[str] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
+    history: list[str] = field(default_factory=list)  # the match record's items
 
 
 class MemoryStore(SessionStore):
-    def __init__(self, ttl: float) -> None:
-        super().__init__(ttl)
+    def __init__(
+        self, ttl: float, record_ttl: float = RECORD_TTL, outbox_ttl: float = OUTBOX_TTL
+    ) -> None:
+        super().__init__(ttl, record_ttl, outbox_ttl)
+        # Finished matches' records, kept past their session: id -> (items, until).
+        self._finished: dict[str, tuple[list[str], float]] = {}
         self._records: dict[str, Record] = {}
         self._creations: dict[str, tuple[str, float]] = {}
         self._owned: dict[str, dict[str, float]] = {}  # owner -> session id -> created_at
@@ -56,6 +69,10 @@ class MemoryStore(SessionStore):
                 session, version=version, state=change.state, live=live, updated_at=change.at
             )
             record.batches.extend(change.batches)
+            record.history.extend(change.record)
+            if change.ended:
+                record.history[0] = change.ended
+                self._finished[session_id] = (record.history, time.monotonic() + self.record_ttl)
             if change.key is not None and change.answer is not None:
                 record.answers[change.key] = change.answer
             return Commit(Outcome.APPLIED, version, None, epoch)
@@ -93,6 +110,14 @@ class MemoryStore(SessionStore):
         with self._lock:
             record = self._records.get(session_id)
             return record is not None and record.expires > time.monotonic()
+
+    def record(self, session_id: str) -> list[str] | None:
+        with self._lock:
+            record = self._live(session_id)
+            if record is not None:
+                return list(record.history) or None
+            items, until = self._finished.get(session_id, ([], 0.0))
+            return list(items) if until > time.monotonic() else None
 
     def owned(
         self, owner: str, after: tuple[float, str] | None, count: int
@@ -162,3 +187,5 @@ class MemoryStore(SessionStore):
             del self._records[session_id]
         for key in [k for k, (_, expires) in self._creations.items() if expires <= now]:
             del self._creations[key]
+        for key in [k for k, (_, until) in self._finished.items() if until <= now]:
+            del self._finished[key]

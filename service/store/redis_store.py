@@ -7,6 +7,11 @@ Key layout (one hash tag per session, so all its keys live on one Redis Cluster 
     cards:{<id>}:events         list: item i holds the JSON events of version i + 1
     cards:{<id>}:answers        hash: Idempotency-Key digest -> stored answer of a move
     cards:{<id>}:changed        pub/sub channel: "<version> <notice>" per commit, "deleted"
+    cards:{<id>}:record         list: the match record's head (JSON), then one entry a move;
+                                the session's TTL while it plays, RECORD_TTL_SECONDS from
+                                the end on (a read never shortens it; DELETE spares it then)
+    cards:{<id>}:outbox         list: the webhook messages not yet delivered or given up, in
+                                version order (service.hosted.webhooks delivers them)
     cards:{create:<digest>}     string: stored answer of a session creation
     cards:{owner:<name>}:sessions  sorted set: an integrator's session ids by creation time
                                 (ms); ids of sessions that are gone are dropped as listed
@@ -34,7 +39,16 @@ from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
 
-from service.store.base import Change, Commit, Outcome, Session, SessionStore, StoreUnavailable
+from service.store.base import (
+    OUTBOX_TTL,
+    RECORD_TTL,
+    Change,
+    Commit,
+    Outcome,
+    Session,
+    SessionStore,
+    StoreUnavailable,
+)
 
 # A hung Redis (paused, swapping, a network partition) turns a request into a 503 after one
 # socket timeout: a timeout is never retried, since the same server will not answer the
@@ -59,6 +73,14 @@ UNREACHABLE = (
     redis.exceptions.SlotNotCoveredError,
 )
 
+# Extends a key's TTL to ARGV ms unless it has a longer one (a finished match's record).
+EXTEND = """
+local function extend(key, ms)
+  local left = redis.call('PTTL', key)
+  if left ~= -2 and left < tonumber(ms) then redis.call('PEXPIRE', key, ms) end
+end
+"""
+
 # A session's epoch: each session remembers the run id of the Redis process that last
 # touched it (`incarnation`). A different one means Redis restarted from its files or a
 # replica took over since, either of which may have lost the latest writes: the epoch grows.
@@ -76,24 +98,29 @@ local function same_incarnation(key)
 end
 """
 
-# KEYS: session, events, answers. ARGV: ttl ms. Returns the session hash, flat.
+# KEYS: session, events, answers, record. ARGV: ttl ms. Returns the session hash, flat.
 LOAD = (
     EPOCH
+    + EXTEND
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 same_incarnation(KEYS[1])
-for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
+extend(KEYS[4], ARGV[1])
 return redis.call('HGETALL', KEYS[1])
 """
 )
 
-# KEYS: session, events, answers. ARGV: expected version, state, ttl ms, channel,
-# answer key ('' for none), answer, expected live ('' for any), live ('' to keep),
+# KEYS: session, events, answers, record, outbox. ARGV: expected version, state, ttl ms,
+# channel, answer key ('' for none), answer, expected live ('' for any), live ('' to keep),
 # expected epoch, new game and seats ('' unless the commit creates the session), notice,
-# meta (creation only), the commit's time, batch... Returns {outcome, version, epoch[,
+# meta (creation only), the commit's time, the record's final head ('' unless the match
+# ends), record ttl ms, how many batches, how many record entries, outbox ttl ms, then the
+# batches, the record entries and the outbox messages. Returns {outcome, version, epoch[,
 # answer]}.
 COMMIT = (
     EPOCH
+    + EXTEND
     + """
 local version = redis.call('HGET', KEYS[1], 'version')
 if ARGV[10] ~= '' then
@@ -116,37 +143,65 @@ end
 if ARGV[7] ~= '' and (redis.call('HGET', KEYS[1], 'live') or '{}') ~= ARGV[7] then
   return {'stale', tonumber(version), epoch}
 end
-local batches = #ARGV - 14
+local batches, entries = tonumber(ARGV[17]), tonumber(ARGV[18])
 version = tonumber(version) + batches
 redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2], 'updated_at', ARGV[14])
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
-for i = 15, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 20, 19 + batches do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 20 + batches, 19 + batches + entries do redis.call('RPUSH', KEYS[4], ARGV[i]) end
+for i = 20 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
+if 20 + batches + entries <= #ARGV then redis.call('PEXPIRE', KEYS[5], ARGV[19]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
-for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[3]) end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
+if ARGV[15] ~= '' then
+  redis.call('LSET', KEYS[4], 0, ARGV[15])
+  redis.call('HSET', KEYS[1], 'ended', '1')
+  redis.call('PEXPIRE', KEYS[4], ARGV[16])
+end
+extend(KEYS[4], ARGV[3])
 redis.call('PUBLISH', ARGV[4], version .. ' ' .. ARGV[12])
 return {'applied', version, epoch}
 """
 )
 
-# KEYS: session, events, answers. ARGV: channel. Returns how many keys it deleted. A script
-# rather than a MULTI: Redis Cluster clients refuse PUBLISH inside a pipeline.
+# KEYS: session, events, answers, record. ARGV: channel. Returns how many keys it deleted
+# (a finished match's record stays). A script rather than a MULTI: Redis Cluster clients
+# refuse PUBLISH inside a pipeline.
 DELETE = """
-local deleted = redis.call('DEL', unpack(KEYS))
+if not redis.call('HGET', KEYS[1], 'ended') then redis.call('DEL', KEYS[4]) end
+local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('PUBLISH', ARGV[1], 'deleted')
 return deleted
 """
 
-# KEYS: session, events, answers. ARGV: after, ttl ms. Returns false or the batches.
-EVENTS = """
+# KEYS: session, events, answers, record. ARGV: after, ttl ms. Returns false or the batches.
+EVENTS = (
+    EXTEND
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[2]) end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[2]) end
+extend(KEYS[4], ARGV[2])
 return redis.call('LRANGE', KEYS[2], ARGV[1], -1)
 """
+)
 
 
 def session_keys(session_id: str) -> list[str]:
     tag = f"cards:{{{session_id}}}"
     return [f"{tag}:session", f"{tag}:events", f"{tag}:answers"]
+
+
+def record_key(session_id: str) -> str:
+    return f"cards:{{{session_id}}}:record"
+
+
+def outbox_key(session_id: str) -> str:
+    return f"cards:{{{session_id}}}:outbox"
+
+
+def kept_keys(session_id: str) -> list[str]:
+    """The session's keys and its match record's."""
+    return [*session_keys(session_id), record_key(session_id)]
 
 
 def channel(session_id: str) -> str:
@@ -224,9 +279,11 @@ class RedisStore(SessionStore):
         timeout: float = SOCKET_TIMEOUT,
         ready_grace: float = READY_GRACE,
         cluster: bool = False,
+        record_ttl: float = RECORD_TTL,
+        outbox_ttl: float = OUTBOX_TTL,
     ) -> None:
         """`url` names the server, or with `cluster` any one node of a Redis Cluster."""
-        super().__init__(ttl)
+        super().__init__(ttl, record_ttl, outbox_ttl)
         kind = RedisCluster if cluster else redis.Redis
         self.client = kind.from_url(url, max_connections=MAX_CONNECTIONS, **client_options(timeout))
         # Its own connection and short timeouts: a readiness probe must answer fast.
@@ -250,7 +307,7 @@ class RedisStore(SessionStore):
 
     def load(self, session_id: str) -> Session | None:
         with reachable():
-            flat = self._load(keys=session_keys(session_id), args=[self.ttl_ms])
+            flat = self._load(keys=kept_keys(session_id), args=[self.ttl_ms])
         return read_session(session_id, flat) if flat else None
 
     def commit(self, session_id: str, change: Change) -> Commit:
@@ -269,7 +326,14 @@ class RedisStore(SessionStore):
             change.notice,
             "" if change.new is None else change.new.meta,
             repr(change.at),
+            change.ended,
+            ms(self.record_ttl),
+            len(change.batches),
+            len(change.record),
+            ms(max(self.ttl, self.outbox_ttl)),
             *change.batches,
+            *change.record,
+            *change.messages,
         ]
         with reachable():
             if change.new is not None and change.new.owner is not None:
@@ -278,7 +342,8 @@ class RedisStore(SessionStore):
                 self.client.zadd(
                     owner_key(change.new.owner), {session_id: ms(change.new.created_at)}
                 )
-            reply = self._commit(keys=session_keys(session_id), args=args)
+            keys = [*kept_keys(session_id), outbox_key(session_id)]
+            reply = self._commit(keys=keys, args=args)
         outcome, version, epoch = Outcome(reply[0]), int(reply[1]), int(reply[2])
         answer = reply[3] if outcome is Outcome.REPLAY else None
         return Commit(outcome, version, answer, epoch)
@@ -301,17 +366,22 @@ class RedisStore(SessionStore):
 
     def events(self, session_id: str, after: int) -> list[str] | None:
         with reachable():
-            batches = self._events(keys=session_keys(session_id), args=[after, self.ttl_ms])
+            batches = self._events(keys=kept_keys(session_id), args=[after, self.ttl_ms])
         return None if batches is None else list(batches)
 
     def delete(self, session_id: str) -> bool:
         with reachable():
-            deleted = self._delete(keys=session_keys(session_id), args=[channel(session_id)])
+            deleted = self._delete(keys=kept_keys(session_id), args=[channel(session_id)])
         return bool(deleted)
 
     def exists(self, session_id: str) -> bool:
         with reachable():
             return bool(self.client.exists(session_keys(session_id)[0]))
+
+    def record(self, session_id: str) -> list[str] | None:
+        with reachable():
+            items = self.client.lrange(record_key(session_id), 0, -1)
+        return items or None
 
     def owned(
         self, owner: str, after: tuple[float, str] | None, count: int

@@ -251,6 +251,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/games/bank/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a finished match's record (GET /v1/sessions/{id}/record): the seed is
+         *     checked against the commitment (else a 422 naming `record.seed`), then every move
+         *     is checked and played from `new(rules, seats, seed)` (a move by the wrong seat or an
+         *     illegal one: a 422 naming `record.moves.<i>`). The final state's view for each seat
+         *     is the session's last view for it; the events are the session's.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BankReplayRequest"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BankReplayResponse"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/games/bank/hint": {
         parameters: {
             query?: never;
@@ -496,6 +544,54 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["BasraViewResponse"];
+                    };
+                };
+                422: components["responses"]["UNPROCESSABLE_ENTITY"];
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/games/basra/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a finished match's record (GET /v1/sessions/{id}/record): the seed is
+         *     checked against the commitment (else a 422 naming `record.seed`), then every move
+         *     is checked and played from `new(rules, seats, seed)` (a move by the wrong seat or an
+         *     illegal one: a 422 naming `record.moves.<i>`). The final state's view for each seat
+         *     is the session's last view for it; the events are the session's.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BasraReplayRequest"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BasraReplayResponse"];
                     };
                 };
                 422: components["responses"]["UNPROCESSABLE_ENTITY"];
@@ -828,6 +924,66 @@ export interface paths {
                 default: components["responses"]["PROBLEM"];
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{session_id}/record": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The match record (any token of the session, or its owner's key): the rules, the
+         *     players, the commitment, every move as POST …/moves takes it, and once the match is over
+         *     its seed and outcome. POST /v1/games/{game}/replay rebuilds and checks the match from
+         *     it. A finished match's record stays readable for RECORD_TTL_SECONDS (default 30 days)
+         *     after the end, even once the session expired or was ended.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    session_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MatchRecord"];
+                    };
+                };
+                401: components["responses"]["PROBLEM"];
+                404: components["responses"]["PROBLEM"];
+                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+                503: {
+                    headers: {
+                        /** @description seconds */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                default: components["responses"]["PROBLEM"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2372,6 +2528,22 @@ export interface components {
         BankViewResponse: {
             view: components["schemas"]["BankView"];
         };
+        BankReplayRequest: {
+            record: components["schemas"]["MatchRecord"];
+        };
+        Verified: {
+            /** @description the seed's SHA-256 is the commitment */
+            commitment: boolean;
+            /** @description how many moves were checked and replayed */
+            moves: number;
+        };
+        BankReplayResponse: {
+            /** @description a whole Bank state, as the server wrote it */
+            state: components["schemas"]["BankState"];
+            /** @description per move of the record, its events (all of them: the match is over), tagged with its version */
+            events: components["schemas"]["BankSessionEvent"][][];
+            verified: components["schemas"]["Verified"];
+        };
         BankHintRequest: {
             /** @description a whole Bank state, as the server wrote it */
             state: components["schemas"]["BankState"];
@@ -2438,6 +2610,16 @@ export interface components {
         };
         BasraViewResponse: {
             view: components["schemas"]["BasraView"];
+        };
+        BasraReplayRequest: {
+            record: components["schemas"]["MatchRecord"];
+        };
+        BasraReplayResponse: {
+            /** @description a whole Basra state, as the server wrote it */
+            state: components["schemas"]["BasraState"];
+            /** @description per move of the record, its events (all of them: the match is over), tagged with its version */
+            events: components["schemas"]["BasraSessionEvent"][][];
+            verified: components["schemas"]["Verified"];
         };
         BasraHintRequest: {
             /** @description a whole Basra state, as the server wrote it */
@@ -2514,6 +2696,50 @@ export interface components {
             sessions: components["schemas"]["ListedSession"][];
             /** @description the cursor of the next page; null on the last one */
             next: string | null;
+        };
+        RecordPlayer: {
+            seat: number;
+            /** @enum {string} */
+            type: "human" | "bot";
+            /** @description bot seats only */
+            level?: string;
+        };
+        RecordMove: {
+            /** @description the version it made */
+            version: number;
+            seat: number;
+            /** @description the move as POST …/moves and the stateless apply take it */
+            move: Record<string, never>;
+            /**
+             * @description who played it: the seat's human, its bot, or the server for a seat whose time ran out or that was absent
+             * @enum {string}
+             */
+            by: "human" | "bot" | "timeout";
+            /** @description present (true) when the server played for an absent seat */
+            absent?: boolean;
+        };
+        RecordOutcome: {
+            winners: number[];
+            /** @description each seat's match points */
+            scores: number[];
+        };
+        MatchRecord: {
+            /** @constant */
+            format: "cards-record/1";
+            game: string;
+            /** @description every option resolved */
+            rules: Record<string, never>;
+            /** @description the seat count */
+            seats: number;
+            players: components["schemas"]["RecordPlayer"][];
+            /** @description SHA-256 (hex) of seed */
+            commitment: string;
+            /** @description null until the match is over */
+            seed: string | null;
+            moves: components["schemas"]["RecordMove"][];
+            /** @enum {string} */
+            status: "playing" | "match_over";
+            outcome: components["schemas"]["RecordOutcome"] | null;
         };
         SessionMoveRequest: {
             /** @description a move of the session's game (its Move) */

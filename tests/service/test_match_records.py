@@ -1,0 +1,193 @@
+"""Match records: random matches of every game replayed from their record give the
+session's own final views and events; tampered records are refused with their paths; a
+finished match's record outlives its session. On the in-process store, a real Redis and a
+real Redis Cluster."""
+
+import random
+import time
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.game import get_game
+from service.errors import Problem
+from service.hosted.tokens import digest
+from service.keys import new_key
+from service.replay import replay
+
+SHORT = {"basra": {"preset": "levantine", "target_score": 1}, "bank": {"target_score": 1}}
+KEY = new_key()
+
+
+@pytest.fixture(params=["memory", "redis", "cluster"])
+def store_kind(request) -> str:
+    return request.param
+
+
+def bearer(token: str) -> str:
+    return f"Bearer {token}"
+
+
+def play_out(sessions, game: str, seed: str, bot: str | None, picks: random.Random) -> dict:
+    """A match played to its end: seat 0 human, seat 1 human or a bot; the humans' moves
+    picked at random among the legal ones."""
+    seats = [{"type": "human"}, {"type": "bot", "level": bot} if bot else {"type": "human"}]
+    created = sessions.create(
+        {"game": game, "rules": SHORT[game], "seats": seats, "seed": seed, "spectators": 1}, None
+    )
+    tokens = {entry["seat"]: entry["token"] for entry in created["seats"] if "token" in entry}
+    for _ in range(2000):
+        answers = {seat: sessions.read(created["id"], bearer(t)) for seat, t in tokens.items()}
+        mover = next((seat for seat, answer in answers.items() if answer["moves"]), None)
+        if mover is None:
+            break
+        answer = answers[mover]
+        move = picks.choice(answer["moves"])
+        sessions.move(
+            created["id"], bearer(tokens[mover]),
+            lambda a=answer, m=move: {"move": m, "version": a["version"]}, None,
+        )  # fmt: skip
+    return {**created, "tokens": tokens}
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    game=st.sampled_from(["basra", "bank"]),
+    seed=st.text("abcdef0123456789", min_size=1, max_size=12),
+    bot=st.sampled_from([None, "random", "greedy"]),
+    picks=st.randoms(use_true_random=False),
+)
+def test_a_replayed_record_is_the_session_view_for_view_and_event_for_event(
+    open_hosted, game, seed, bot, picks
+):
+    sessions = open_hosted()
+    match = play_out(sessions, game, seed, bot, picks)
+    token = match["tokens"][0]
+    record = sessions.match_record(match["id"], bearer(token))
+    assert record["status"] == "match_over" and record["seed"] == seed
+    assert record["players"][1] == (
+        {"seat": 1, "type": "bot", "level": bot} if bot else {"seat": 1, "type": "human"}
+    )
+    replayed = replay(get_game(game), orjson.loads(orjson.dumps(record)))
+    assert replayed["verified"] == {"commitment": True, "moves": len(record["moves"])}
+    state = get_game(game).read(replayed["state"])
+    for seat, held in match["tokens"].items():
+        assert get_game(game).view(state, seat) == sessions.read(match["id"], bearer(held))["view"]
+    spectator = bearer(match["spectators"][0]["token"])
+    assert get_game(game).view(state, None) == sessions.read(match["id"], spectator)["view"]
+    stored = [orjson.loads(batch) for batch in sessions.store.events(match["id"], 0)]
+    assert replayed["events"] == stored
+    assert [entry["version"] for entry in record["moves"]] == list(range(1, len(stored) + 1))
+    assert record["outcome"]["winners"] and len(record["outcome"]["scores"]) == 2
+
+
+@pytest.fixture
+def finished(open_hosted):
+    """A finished Basra match (the human against a bot), its core and its record."""
+    sessions = open_hosted(API_KEYS=f"acme:{digest(KEY)}")
+    match = play_out_owned(sessions)
+    return sessions, match, sessions.match_record(match["id"], bearer(match["tokens"][0]))
+
+
+def play_out_owned(sessions) -> dict:
+    created = sessions.create(
+        {"game": "basra", "rules": SHORT["basra"], "seed": "owned",
+         "seats": [{"type": "human"}, {"type": "bot", "level": "greedy"}]},
+        None, bearer(KEY),
+    )  # fmt: skip
+    token = created["seats"][0]["token"]
+    while moves := (answer := sessions.read(created["id"], bearer(token)))["moves"]:
+        sessions.move(
+            created["id"], bearer(token),
+            lambda a=answer, m=moves[0]: {"move": m, "version": a["version"]}, None,
+        )  # fmt: skip
+    return {**created, "tokens": {0: token}}
+
+
+def refused(record: dict) -> dict:
+    with pytest.raises(Problem) as error:
+        replay(get_game("basra"), record)
+    assert error.value.status == 422
+    return error.value.errors
+
+
+def test_a_tampered_record_is_refused_naming_what_does_not_check_out(finished):
+    _, _, record = finished
+    assert "record.seed" in refused({**record, "seed": "another"})
+    assert "record.seed" in refused({**record, "seed": None})
+    moves = record["moves"]
+    wrong_seat = [*moves[:2], {**moves[2], "seat": 1 - moves[2]["seat"]}, *moves[3:]]
+    assert "record.moves.2" in refused({**record, "moves": wrong_seat})
+    illegal = [*moves[:3], {**moves[3], "move": {"card": "XX", "capture": []}}, *moves[4:]]
+    assert "record.moves.3" in refused({**record, "moves": illegal})
+    swapped = [moves[1], moves[0], *moves[2:]]
+    assert "record.moves.0" in refused({**record, "moves": swapped})
+
+
+def test_the_owner_and_every_token_read_the_record_and_nobody_else(finished):
+    sessions, match, record = finished
+    assert sessions.match_record(match["id"], bearer(KEY)) == record
+    with pytest.raises(Problem) as error:
+        sessions.match_record(match["id"], bearer("not-a-token"))
+    assert error.value.status == 401
+
+
+def test_a_finished_record_outlives_its_deleted_session(finished):
+    sessions, match, record = finished
+    sessions.delete(match["id"], bearer(match["tokens"][0]))
+    assert sessions.match_record(match["id"], bearer(match["tokens"][0])) == record
+    assert sessions.match_record(match["id"], bearer(KEY)) == record
+    for wrong in ("not-a-token", new_key()):
+        with pytest.raises(Problem):
+            sessions.match_record(match["id"], bearer(wrong))
+
+
+def test_an_unfinished_record_ends_with_its_session(open_hosted):
+    sessions = open_hosted()
+    created = sessions.create({"game": "bank", "seats": [{"type": "human"}] * 2}, None)
+    token = bearer(created["seats"][0]["token"])
+    assert sessions.match_record(created["id"], token)["seed"] is None
+    sessions.delete(created["id"], token)
+    with pytest.raises(Problem) as error:
+        sessions.match_record(created["id"], token)
+    assert error.value.status == 404
+
+
+def test_a_record_is_kept_for_its_ttl_after_the_session_expired(open_hosted):
+    sessions = open_hosted(SESSION_TTL_SECONDS=0.5, RECORD_TTL_SECONDS=3.0)
+    match = play_out(sessions, "basra", "expiring", "greedy", random.Random(1))
+    token = bearer(match["tokens"][0])
+    time.sleep(1.0)  # the session's idle TTL passes
+    with pytest.raises(Problem):
+        sessions.read(match["id"], token)
+    assert sessions.match_record(match["id"], token)["status"] == "match_over"
+    time.sleep(2.5)  # and the record's
+    with pytest.raises(Problem) as error:
+        sessions.match_record(match["id"], token)
+    assert error.value.status == 404
+
+
+def test_over_http_the_record_replays_and_a_tampered_one_is_a_422(base):
+    import requests
+
+    seats = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
+    body = {"game": "basra", "rules": SHORT["basra"], "seats": seats, "seed": "http"}
+    created = requests.post(f"{base}/v1/sessions", json=body, timeout=30).json()
+    url, auth = f"{base}/v1/sessions/{created['id']}", {
+        "Authorization": bearer(created["seats"][0]["token"])
+    }
+    while moves := (answer := requests.get(url, headers=auth, timeout=30).json())["moves"]:
+        move = {"move": moves[0], "version": answer["version"]}
+        requests.post(f"{url}/moves", json=move, headers=auth, timeout=30).raise_for_status()
+    record = requests.get(f"{url}/record", headers=auth, timeout=30).json()
+    replayed = requests.post(f"{base}/v1/games/basra/replay", json={"record": record}, timeout=30)
+    assert replayed.status_code == 200
+    assert replayed.json()["verified"] == {"commitment": True, "moves": len(record["moves"])}
+    tampered = {"record": {**record, "seed": "other"}}
+    refusal = requests.post(f"{base}/v1/games/basra/replay", json=tampered, timeout=30)
+    assert refusal.status_code == 422
+    assert refusal.headers["Content-Type"] == "application/problem+json"
+    assert "record.seed" in refusal.json()["errors"]
+    assert requests.get(f"{url}/record", timeout=30).status_code == 401
