@@ -47,7 +47,15 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "API_KEYS": (None, optional_text),
     # A finished match's record is kept this long after its end, the session gone or not.
     "RECORD_TTL_SECONDS": (30 * 86400.0, float),
-    # An undelivered webhook message is kept at least this long after its session's latest.
+    # Webhooks: a 2xx within WEBHOOK_TIMEOUT_SECONDS is delivered; anything else is retried
+    # after WEBHOOK_RETRY_SECONDS, doubling, up to WEBHOOK_ATTEMPTS attempts. WEBHOOK_HOSTS
+    # (comma-separated hosts or addresses) replaces the public-addresses-only rule with an
+    # allow-list. An undelivered message is kept at least WEBHOOK_OUTBOX_TTL_SECONDS.
+    "WEBHOOK_TIMEOUT_SECONDS": (5.0, float),
+    "WEBHOOK_RETRY_SECONDS": (1.0, float),
+    "WEBHOOK_ATTEMPTS": (10, int),
+    "WEBHOOK_HOSTS": (None, optional_text),
+    "WEBHOOK_SCAN_SECONDS": (0.5, float),
     "WEBHOOK_OUTBOX_TTL_SECONDS": (86400.0, float),
 }
 

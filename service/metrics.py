@@ -64,6 +64,12 @@ STREAMS = Gauge(
     "event streams (GET .../stream) open right now",
     multiprocess_mode="livesum",
 )
+WEBHOOK_DELIVERIES = Counter(
+    "cards_webhook_deliveries_total",
+    "webhook delivery attempts by outcome: delivered (a 2xx in time), retried (anything else, "
+    "tried again later), given_up (the last attempt failed)",
+    ["outcome"],
+)
 STORE_OPERATIONS = Histogram(
     "cards_store_operation_duration_seconds",
     "session store calls by operation and outcome: latency (its _count counts them)",

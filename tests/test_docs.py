@@ -65,7 +65,8 @@ KEY = new_key()
 @pytest.fixture(scope="module")
 def keyed_server(tmp_path_factory) -> Gunicorn:
     log = tmp_path_factory.mktemp("docs") / "keyed.log"
-    with gunicorn(log, LONG_POLL_SECONDS="2", API_KEYS=f"acme:{digest(KEY)}") as up:
+    settings = {"API_KEYS": f"acme:{digest(KEY)}", "WEBHOOK_HOSTS": "127.0.0.1"}
+    with gunicorn(log, LONG_POLL_SECONDS="2", **settings) as up:
         yield up
 
 
@@ -160,3 +161,51 @@ def test_the_fair_deal_is_revealed_and_checks_out(ran):
     assert set(deal) == {"commitment", "seed"}
     assert hashed == {"seed_hashes_to_commitment": True}
     assert dealt == {"same_first_hand": True}
+
+
+def test_the_guides_receiver_verifies_what_the_service_signs(tmp_path):
+    """The guide's receiver, run as written, takes a message signed as the service signs
+    it and refuses a tampered one."""
+    import base64
+    import secrets
+    import sys
+    import time
+    import urllib.error
+    import urllib.request
+
+    from service.hosted.webhooks import signature
+    from tests.redis_server import free_port
+
+    (code,) = [text for language, text in fenced(ROOT / "docs" / BACKENDS) if language == "python"]
+    script = tmp_path / "receiver.py"
+    script.write_text(code)
+    secret = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+    port = free_port()
+    env = {**os.environ, "WEBHOOK_SECRET": secret, "PORT": str(port)}
+    server = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE)
+    try:
+        body = b'{"type": "session.turn", "timestamp": "2026-12-01T00:00:00.000Z", "data": {}}'
+
+        def send(signed: bytes) -> int:
+            stamp = int(time.time())
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/hooks", data=body, method="POST",
+                headers={"webhook-id": "msg_1", "webhook-timestamp": str(stamp),
+                         "webhook-signature": signature(secret, "msg_1", stamp, signed),
+                         "Content-Type": "application/json"},
+            )  # fmt: skip
+            for _ in range(100):  # until it listens: bounded by count
+                try:
+                    return urllib.request.urlopen(request, timeout=5).status
+                except urllib.error.HTTPError as error:
+                    return error.code
+                except urllib.error.URLError:
+                    time.sleep(0.05)
+            raise AssertionError("the receiver never listened")
+
+        assert send(body) == 204
+        assert send(body + b" ") == 401
+        assert b"session.turn" in server.stdout.readline()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -21,6 +21,7 @@ from engine.game import Events, Game, MatchResult
 from service.hosted import history
 from service.hosted.records import BOT, HUMAN, Live, Meta, Recent, Record, Seat, write_seats
 from service.hosted.schedule import Schedule
+from service.hosted.webhooks import messages_of
 from service.store import Change, Commit, NewSession, SessionStore
 from service.store import Outcome as Written
 
@@ -217,6 +218,7 @@ def change_of(facts: Facts, at: float, key: str | None = None, answer: str | Non
         notice="" if facts.due_at is None else repr(facts.due_at),
         at=at,
         record=tuple(orjson.dumps(entry).decode() for entry in entries),
+        messages=tuple(orjson.dumps(message).decode() for message in messages_of(facts, at)),
         ended="" if not facts.ended else orjson.dumps(history.head(after)).decode(),
     )
 
@@ -232,8 +234,12 @@ class Commits:
         recent: Recent,
         followers: Sequence[Follower],
         clock: Clock = time.time,
+        outbox: Schedule | None = None,
     ) -> None:
+        """`outbox` is the webhook deliveries' schedule: a commit with messages plans its
+        session there before it is written."""
         self.clock = clock
+        self.outbox = outbox
         self.store = store
         self.schedule = schedule
         self.recent = recent
@@ -245,7 +251,10 @@ class Commits:
         unfired."""
         if facts.due_at is not None:
             self.schedule.plan(facts.session_id, facts.due_at)
-        commit = self.store.commit(facts.session_id, change_of(facts, self.clock(), key, answer))
+        change = change_of(facts, self.clock(), key, answer)
+        if change.messages and self.outbox is not None:
+            self.outbox.plan(facts.session_id, change.at)
+        commit = self.store.commit(facts.session_id, change)
         if commit.outcome is not Written.APPLIED:
             self.recent.drop(facts.session_id)
             log.info(

@@ -140,10 +140,12 @@ class Live:
 @dataclass(frozen=True, slots=True)
 class Meta:
     """What a session is created with and keeps unchanged: the integrator that owns it (None
-    when creation is open) and when it was created (epoch seconds)."""
+    when creation is open), when it was created (epoch seconds), its webhook (as
+    service.hosted.webhooks.Webhook writes it; None for none)."""
 
     owner: str | None = None
     created_at: float = 0.0
+    webhook: dict[str, Any] | None = None
 
     @classmethod
     def loads(cls, text: str) -> "Meta":

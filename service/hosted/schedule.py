@@ -83,7 +83,11 @@ class RedisSchedule(Schedule):
     KEY = "cards:{timers}:deadlines"
     MOST = 200  # claimed per scan
 
-    def __init__(self, url: str, cluster: bool = False, timeout: float = 1.5) -> None:
+    def __init__(
+        self, url: str, cluster: bool = False, timeout: float = 1.5, key: str = KEY
+    ) -> None:
+        """`key` names the sorted set (the turn timers' by default)."""
+        self.KEY = key
         kind = RedisCluster if cluster else redis.Redis
         self.client = kind.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self._claim = self.client.register_script(CLAIM)

@@ -21,6 +21,7 @@ from service.errors import Problem, Unprocessable, invalid, json_paths
 from service.hosted import commit, history
 from service.hosted.answers import deal, move_answer, rfc3339, seat_answer
 from service.hosted.commit import Commits, Follower, logged
+from service.hosted.deliveries import Deliveries, Destinations, follower
 from service.hosted.follow import Follow, Gone, Messages, Signal
 from service.hosted.hub import Hub, RedisHub
 from service.hosted.problems import (
@@ -44,7 +45,7 @@ from service.hosted.records import (
     Seat,
     load,
 )
-from service.hosted.schedule import MemorySchedule, RedisSchedule
+from service.hosted.schedule import MemorySchedule, RedisSchedule, Schedule
 from service.hosted.timers import Timers
 from service.hosted.tokens import (
     Unauthorized,
@@ -58,6 +59,7 @@ from service.hosted.tokens import (
     new_id,
     new_token,
 )
+from service.hosted.webhooks import Webhook
 from service.keys import Integrators
 from service.schemas.envelopes import SessionMoveRequest
 from service.store import Outcome, SessionStore, open_store
@@ -65,6 +67,7 @@ from service.store.redis_store import CHANGED_PATTERN, session_of_channel
 
 log = logging.getLogger("service.sessions")
 OPEN = Integrators()  # no keys: creation is open
+OUTBOX_SCHEDULE = "cards:{webhooks}:due"  # the sessions whose webhook outbox is due, by when
 
 MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more than a load
 FAIR_DEAL = (
@@ -88,12 +91,14 @@ class Sessions:
         client_seeds: bool = False,
         metrics: bool = False,
         integrators: Integrators = OPEN,
+        deliveries: Deliveries | None = None,
     ) -> None:
         """`client_seeds` lets a client choose the seed of a session with several human
         seats (tests, replays); otherwise only the server's secret seed deals those.
         `metrics` counts the waiting readers. With `integrators` configured, creating a
         session takes one's key, and the session is that integrator's."""
         self.integrators = integrators
+        self.deliveries = deliveries
         self.store = store
         self.commits = commits
         self.hub = hub
@@ -157,7 +162,16 @@ class Sessions:
             time_bank=bank,
             banks=(float(bank),) * len(seats) if bank else (),
         )
-        meta = Meta(owner=owner, created_at=round(self.clock(), 3))
+        hook = None
+        if "webhook" in body:
+            if self.deliveries is not None:
+                self.deliveries.destinations.check(body["webhook"]["url"])
+            hook = Webhook.new(body["webhook"]["url"], body["webhook"].get("events"))
+        meta = Meta(
+            owner=owner,
+            created_at=round(self.clock(), 3),
+            webhook=None if hook is None else hook.write(),
+        )
         facts = commit.opening(new_id(), game, seats, state, live, self.clock, meta)
         self.commits.commit(facts)
         return {
@@ -168,6 +182,7 @@ class Sessions:
             "seats": [seat_entry(seat, kind, tokens.get(seat)) for seat, kind in enumerate(seats)],
             "spectators": [{"token": token} for token in watchers],
             "deal": deal(game, facts.after.state),
+            **({} if hook is None else {"webhook": hook.write()}),
         }
 
     # -- read ------------------------------------------------------------------------
@@ -179,6 +194,9 @@ class Sessions:
         answer = seat_answer(record, seat, self.clock())
         if owner:
             answer.update(seats=seats_of(record), owner=record.meta.owner)
+            hook = Webhook.read(record.meta.webhook)
+            if hook is not None:
+                answer["webhook"] = hook.shown()
         return answer
 
     def listing(
@@ -452,6 +470,8 @@ class Sessions:
     def close(self) -> None:
         """Stop the scanner, wake every waiting reader, release connections."""
         self.timers.close()
+        if self.deliveries is not None:
+            self.deliveries.close()
         self.hub.close()
         self.store.close()
 
@@ -553,17 +573,27 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
     store = open_store(config)
     url = config["REDIS_URL"]
     caps = (int(config["MAX_WAITERS"]), int(config["MAX_WAITERS_PER_TOKEN"]))
+    cluster, timeout = bool(config["REDIS_CLUSTER"]), float(config["REDIS_TIMEOUT_SECONDS"])
     if url:
         hub: Hub = RedisHub(store, *caps, url, CHANGED_PATTERN, session_of_channel)
-        schedule = RedisSchedule(
-            url, bool(config["REDIS_CLUSTER"]), float(config["REDIS_TIMEOUT_SECONDS"])
-        )
+        schedule: Schedule = RedisSchedule(url, cluster, timeout)
+        outbox: Schedule = RedisSchedule(url, cluster, timeout, OUTBOX_SCHEDULE)
     else:
-        hub, schedule = Hub(store, *caps), MemorySchedule()
-    followers: list[Follower] = [hub.committed, logged]
+        hub, schedule, outbox = Hub(store, *caps), MemorySchedule(), MemorySchedule()
+    deliveries = Deliveries(
+        store,
+        outbox,
+        Destinations(config["WEBHOOK_HOSTS"]),
+        retry=float(config["WEBHOOK_RETRY_SECONDS"]),
+        attempts=int(config["WEBHOOK_ATTEMPTS"]),
+        timeout=float(config["WEBHOOK_TIMEOUT_SECONDS"]),
+        clock=clock,
+        count=bool(config["METRICS"]),
+    )
+    followers: list[Follower] = [hub.committed, logged, follower(deliveries)]
     if config["METRICS"]:
         followers.append(metrics.count_commit)
-    commits = Commits(store, schedule, Recent(), followers, clock)
+    commits = Commits(store, schedule, Recent(), followers, clock, outbox)
     return Sessions(
         store,
         commits,
@@ -574,4 +604,5 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
         client_seeds=bool(config["CLIENT_SEEDS"]),
         metrics=bool(config["METRICS"]),
         integrators=Integrators.parse(config["API_KEYS"]),
+        deliveries=deliveries,
     )

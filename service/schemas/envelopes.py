@@ -19,6 +19,7 @@ from engine.bots import LEVELS
 from engine.game import games, get_game
 from service.errors import ProblemSchema
 from service.hosted.records import DEFAULT_TIMEOUT_LEVEL, MAX_SPECTATORS
+from service.hosted.webhooks import EVENTS as WEBHOOK_EVENTS
 from service.schemas.derived import TIMEOUT_EVENT, move_errors, ref, tagged_union, title_of
 
 # The metadata key of a field's JSON schema written as it is (see `written_as_is`).
@@ -369,6 +370,29 @@ RULES = (
 )
 
 
+class WebhookRequest(Schema):
+    url = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=2048),
+        metadata={"description": "an http or https URL whose host resolves to public "
+                  "addresses only (or is in the service's WEBHOOK_HOSTS); else a 422 naming "
+                  "webhook.url"},
+    )  # fmt: skip
+    events = fields.List(
+        fields.String(validate=validate.OneOf(WEBHOOK_EVENTS)),
+        metadata={"description": f"which messages to send (default all: {list(WEBHOOK_EVENTS)})"},
+    )
+
+
+class WebhookSchema(Schema):
+    url = fields.String(required=True)
+    events = fields.List(fields.String(), required=True)
+    secret = fields.String(
+        metadata={"description": "in the creation's answer only: 'whsec_' + base64 of 24 random "
+                  "bytes, the Standard Webhooks signing key"},
+    )  # fmt: skip
+
+
 class CreateSessionRequest(Schema):
     """How the service reads a session's creation; documented per game (its `game`, its
     rules and its seat counts) as `<Game>CreateSessionRequest`, told apart by `game`."""
@@ -428,6 +452,11 @@ class CreateSessionRequest(Schema):
             "a move takes what it used beyond turn_seconds from it, and a timeout empties it"
         },
     )
+    webhook = fields.Nested(
+        WebhookRequest,
+        metadata={"description": "where to send signed messages about this session (its "
+                  "turns, timeouts and end), Standard Webhooks"},
+    )  # fmt: skip
     # No load_default: a documented default makes typed clients require the field.
     spectators = fields.Integer(
         strict=True,
@@ -565,6 +594,9 @@ class CreateSessionResponse(Schema):
     )
     deal = fields.Nested(DealSchema, required=True)
     epoch = epoch_field()
+    webhook = fields.Nested(
+        WebhookSchema, metadata={"description": "with a webhook: its url, events and secret"}
+    )
 
 
 def timer_fields() -> dict[str, fields.Field]:
@@ -654,6 +686,13 @@ def session_response(name: str) -> type[Schema]:
                 metadata={
                     "description": "read with the owner's integrator key only: who sits "
                     "where (never a token)"
+                },
+            ),
+            "webhook": fields.Nested(
+                WebhookSchema,
+                metadata={
+                    "description": "read with the owner's key only: the session's "
+                    "webhook, without its secret"
                 },
             ),
             "owner": fields.String(

@@ -122,6 +122,8 @@ MEASURED: dict[str, Callable[[Any], str]] = {
     "delete": gone_or_ok,
     "exists": gone_or_ok,
     "record": gone_or_ok,
+    "outbox_head": lambda head: "empty" if head is None else "ok",
+    "outbox_settle": lambda settled: "ok" if settled else "moved",
     "owned": lambda _: "ok",
     "peek": lambda _: "ok",
 }
@@ -213,6 +215,15 @@ class SessionStore(ABC):
     def record(self, session_id: str) -> list[str] | None:
         """The match record's items (its head, then its moves), None when there is none
         (never was, expired with an unfinished session, or kept past record_ttl)."""
+
+    @abstractmethod
+    def outbox_head(self, session_id: str) -> str | None:
+        """The first webhook message of the session's outbox, None when it is empty."""
+
+    @abstractmethod
+    def outbox_settle(self, session_id: str, head: str, replacement: str | None) -> bool:
+        """Drop the outbox's first message (`replacement` None) or replace it, if it is still
+        `head`; whether it was."""
 
     @abstractmethod
     def owned(

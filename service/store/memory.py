@@ -36,6 +36,8 @@ class MemoryStore(SessionStore):
         super().__init__(ttl, record_ttl, outbox_ttl)
         # Finished matches' records, kept past their session: id -> (items, until).
         self._finished: dict[str, tuple[list[str], float]] = {}
+        # Webhook outboxes, past their session too: id -> (messages, until).
+        self._outboxes: dict[str, tuple[list[str], float]] = {}
         self._records: dict[str, Record] = {}
         self._creations: dict[str, tuple[str, float]] = {}
         self._owned: dict[str, dict[str, float]] = {}  # owner -> session id -> created_at
@@ -70,6 +72,11 @@ class MemoryStore(SessionStore):
             )
             record.batches.extend(change.batches)
             record.history.extend(change.record)
+            if change.messages:
+                kept, _ = self._outboxes.get(session_id, ([], 0.0))
+                kept.extend(change.messages)
+                until = time.monotonic() + max(self.ttl, self.outbox_ttl)
+                self._outboxes[session_id] = (kept, until)
             if change.ended:
                 record.history[0] = change.ended
                 self._finished[session_id] = (record.history, time.monotonic() + self.record_ttl)
@@ -118,6 +125,24 @@ class MemoryStore(SessionStore):
                 return list(record.history) or None
             items, until = self._finished.get(session_id, ([], 0.0))
             return list(items) if until > time.monotonic() else None
+
+    def outbox_head(self, session_id: str) -> str | None:
+        with self._lock:
+            kept, until = self._outboxes.get(session_id, ([], 0.0))
+            return kept[0] if kept and until > time.monotonic() else None
+
+    def outbox_settle(self, session_id: str, head: str, replacement: str | None) -> bool:
+        with self._lock:
+            kept, _ = self._outboxes.get(session_id, ([], 0.0))
+            if not kept or kept[0] != head:
+                return False
+            if replacement is None:
+                kept.pop(0)
+            else:
+                kept[0] = replacement
+            if not kept:
+                del self._outboxes[session_id]
+            return True
 
     def owned(
         self, owner: str, after: tuple[float, str] | None, count: int
@@ -187,5 +212,6 @@ class MemoryStore(SessionStore):
             del self._records[session_id]
         for key in [k for k, (_, expires) in self._creations.items() if expires <= now]:
             del self._creations[key]
-        for key in [k for k, (_, until) in self._finished.items() if until <= now]:
-            del self._finished[key]
+        for kept in (self._finished, self._outboxes):
+            for key in [k for k, (_, until) in kept.items() if until <= now]:
+                del kept[key]

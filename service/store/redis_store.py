@@ -186,6 +186,15 @@ return redis.call('LRANGE', KEYS[2], ARGV[1], -1)
 )
 
 
+# KEYS: outbox. ARGV: the head expected, its replacement ('' drops it). Returns 1 if it was
+# the head.
+OUTBOX_SETTLE = """
+if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('LPOP', KEYS[1]) else redis.call('LSET', KEYS[1], 0, ARGV[2]) end
+return 1
+"""
+
+
 def session_keys(session_id: str) -> list[str]:
     tag = f"cards:{{{session_id}}}"
     return [f"{tag}:session", f"{tag}:events", f"{tag}:answers"]
@@ -300,6 +309,7 @@ class RedisStore(SessionStore):
         self._commit = self.client.register_script(COMMIT)
         self._events = self.client.register_script(EVENTS)
         self._delete = self.client.register_script(DELETE)
+        self._outbox_settle = self.client.register_script(OUTBOX_SETTLE)
 
     @property
     def ttl_ms(self) -> int:
@@ -382,6 +392,17 @@ class RedisStore(SessionStore):
         with reachable():
             items = self.client.lrange(record_key(session_id), 0, -1)
         return items or None
+
+    def outbox_head(self, session_id: str) -> str | None:
+        with reachable():
+            return self.client.lindex(outbox_key(session_id), 0)
+
+    def outbox_settle(self, session_id: str, head: str, replacement: str | None) -> bool:
+        with reachable():
+            done = self._outbox_settle(
+                keys=[outbox_key(session_id)], args=[head, replacement or ""]
+            )
+        return bool(done)
 
     def owned(
         self, owner: str, after: tuple[float, str] | None, count: int

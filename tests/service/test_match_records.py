@@ -175,9 +175,10 @@ def test_over_http_the_record_replays_and_a_tampered_one_is_a_422(base):
     seats = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
     body = {"game": "basra", "rules": SHORT["basra"], "seats": seats, "seed": "http"}
     created = requests.post(f"{base}/v1/sessions", json=body, timeout=30).json()
-    url, auth = f"{base}/v1/sessions/{created['id']}", {
-        "Authorization": bearer(created["seats"][0]["token"])
-    }
+    url, auth = (
+        f"{base}/v1/sessions/{created['id']}",
+        {"Authorization": bearer(created["seats"][0]["token"])},
+    )
     while moves := (answer := requests.get(url, headers=auth, timeout=30).json())["moves"]:
         move = {"move": moves[0], "version": answer["version"]}
         requests.post(f"{url}/moves", json=move, headers=auth, timeout=30).raise_for_status()

@@ -1871,6 +1871,12 @@ export interface components {
             /** @description whether the seat is absent (its turns played by the server) */
             absent: boolean;
         };
+        Webhook: {
+            url: string;
+            events: string[];
+            /** @description in the creation's answer only: 'whsec_' + base64 of 24 random bytes, the Standard Webhooks signing key */
+            secret?: string;
+        };
         BankSessionResponse: {
             /**
              * @description the game (enum property replaced by openapi-typescript)
@@ -1902,6 +1908,8 @@ export interface components {
             time_banks: number[] | null;
             /** @description read with the owner's integrator key only: who sits where (never a token) */
             seats?: components["schemas"]["OwnerSeat"][];
+            /** @description read with the owner's key only: the session's webhook, without its secret */
+            webhook?: components["schemas"]["Webhook"];
             /** @description read with the owner's integrator key only: the integrator's name (API_KEYS) */
             owner?: string;
         };
@@ -1943,6 +1951,12 @@ export interface components {
              */
             level?: "random" | "greedy" | "expert";
         };
+        WebhookRequest: {
+            /** @description an http or https URL whose host resolves to public addresses only (or is in the service's WEBHOOK_HOSTS); else a 422 naming webhook.url */
+            url: string;
+            /** @description which messages to send (default all: ['session.turn', 'session.timeout', 'session.match_end']) */
+            events?: ("session.turn" | "session.timeout" | "session.match_end")[];
+        };
         BankCreateSessionRequest: {
             /**
              * @description a game of GET /v1/games; the service takes a request without it as basra (clients written when Basra was the only game) (enum property replaced by openapi-typescript)
@@ -1966,6 +1980,8 @@ export interface components {
             absent_after?: number | null;
             /** @description with turn_seconds: seconds each seat may spend beyond turn_seconds over the whole match; its deadline is turn_seconds plus what is left of its bank, a move takes what it used beyond turn_seconds from it, and a timeout empties it */
             time_bank?: number | null;
+            /** @description where to send signed messages about this session (its turns, timeouts and end), Standard Webhooks */
+            webhook?: components["schemas"]["WebhookRequest"];
             /** @description how many spectator tokens to issue (default 0): a spectator reads the session, its events and its stream with public information only, and never moves. Seats can add more later (POST /v1/sessions/{id}/spectators) */
             spectators?: number;
         };
@@ -2404,6 +2420,8 @@ export interface components {
             time_banks: number[] | null;
             /** @description read with the owner's integrator key only: who sits where (never a token) */
             seats?: components["schemas"]["OwnerSeat"][];
+            /** @description read with the owner's key only: the session's webhook, without its secret */
+            webhook?: components["schemas"]["Webhook"];
             /** @description read with the owner's integrator key only: the integrator's name (API_KEYS) */
             owner?: string;
         };
@@ -2458,6 +2476,8 @@ export interface components {
             absent_after?: number | null;
             /** @description with turn_seconds: seconds each seat may spend beyond turn_seconds over the whole match; its deadline is turn_seconds plus what is left of its bank, a move takes what it used beyond turn_seconds from it, and a timeout empties it */
             time_bank?: number | null;
+            /** @description where to send signed messages about this session (its turns, timeouts and end), Standard Webhooks */
+            webhook?: components["schemas"]["WebhookRequest"];
             /** @description how many spectator tokens to issue (default 0): a spectator reads the session, its events and its stream with public information only, and never moves. Seats can add more later (POST /v1/sessions/{id}/spectators) */
             spectators?: number;
         };
@@ -2673,6 +2693,8 @@ export interface components {
             deal: components["schemas"]["Deal"];
             /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
             epoch: number;
+            /** @description with a webhook: its url, events and secret */
+            webhook?: components["schemas"]["Webhook"];
         };
         ListedSession: {
             id: string;

@@ -1,0 +1,215 @@
+"""Webhooks: what is sent and how (verified with the Standard Webhooks library by a real
+receiver on loopback), retries, giving up, redirects, and where messages may go. Over the
+in-process store, a real Redis and a real Redis Cluster; every address is on loopback (the
+address rule for other ranges is judged as a unit, without traffic)."""
+
+import base64
+
+import pytest
+import requests
+
+from service import metrics
+from service.errors import Problem
+from service.hosted.deliveries import Destinations, public
+from service.hosted.webhooks import EVENTS
+from tests.service.webhook_receiver import receiver
+
+SHORT = {"preset": "levantine", "target_score": 1}
+HOSTED_CONFIG = {"WEBHOOK_HOSTS": "127.0.0.1", "WEBHOOK_RETRY_SECONDS": 1.0}
+
+
+@pytest.fixture(params=["memory", "redis", "cluster"])
+def store_kind(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def hook():
+    with receiver() as got:
+        yield got
+
+
+def bearer(token: str) -> str:
+    return f"Bearer {token}"
+
+
+def create(sessions, url: str, seats=None, events=None, **extra) -> dict:
+    seats = seats or [{"type": "human"}, {"type": "bot", "level": "greedy"}]
+    webhook = {"url": url, **({"events": events} if events is not None else {})}
+    body = {"game": "basra", "rules": SHORT, "seats": seats, "webhook": webhook, **extra}
+    return sessions.create(body, None)
+
+
+def play_to_the_end(sessions, created: dict) -> None:
+    token = bearer(created["seats"][0]["token"])
+    while moves := (answer := sessions.read(created["id"], token))["moves"]:
+        sessions.move(
+            created["id"], token,
+            lambda a=answer, m=moves[0]: {"move": m, "version": a["version"]}, None,
+        )  # fmt: skip
+
+
+def drain(sessions, clock, most: int = 200) -> None:
+    """Deliver until nothing is due, the clock moved on past every retry."""
+    for _ in range(most):
+        sessions.deliveries.deliver_due()
+        clock.now += 600.0
+        if sessions.deliveries.deliver_due() == 0:
+            return
+    raise AssertionError("deliveries did not settle")
+
+
+def test_every_message_of_a_match_is_signed_in_version_order_and_says_nothing_hidden(
+    sessions, clock, hook
+):
+    created = create(sessions, hook.url, seed="signed")
+    secret = created["webhook"]["secret"]
+    assert secret.startswith("whsec_") and len(base64.b64decode(secret[6:])) >= 24
+    assert created["webhook"]["url"] == hook.url and created["webhook"]["events"] == list(EVENTS)
+    play_to_the_end(sessions, created)
+    drain(sessions, clock)
+    messages = hook.verified(secret)
+    assert messages == [kept.message for kept in hook.received]
+    versions = [message["data"]["version"] for message in messages]
+    assert versions == sorted(versions) and versions[0] == 0
+    turns = [m for m in messages if m["type"] == "session.turn"]
+    assert turns and all(m["data"]["seat"] == 0 for m in turns)
+    assert set(turns[0]["data"]) == {"session_id", "game", "version", "seat", "deadline"}
+    (end,) = [m for m in messages if m["type"] == "session.match_end"]
+    assert end == messages[-1] and end["data"]["seed"] == "signed"
+    assert set(end["data"]) == {
+        "session_id", "game", "version", "winners", "scores", "seed", "commitment",
+    }  # fmt: skip
+    assert len({kept.headers["webhook-id"] for kept in hook.received}) == len(messages)
+    text = b"".join(kept.body for kept in hook.received)
+    assert created["seats"][0]["token"].encode() not in text
+    assert b'"hand' not in text and b'"stock' not in text
+    assert all(kept.headers["content-type"] == "application/json" for kept in hook.received)
+
+
+def test_the_seed_is_in_no_message_before_the_end(sessions, clock, hook):
+    created = create(sessions, hook.url, seed="kept-secret-seed")
+    token = bearer(created["seats"][0]["token"])
+    answer = sessions.read(created["id"], token)
+    sessions.move(created["id"], token, lambda: {"move": answer["moves"][0], "version": 0}, None)
+    drain(sessions, clock)
+    assert hook.received and all(b"kept-secret-seed" not in kept.body for kept in hook.received)
+
+
+def test_only_the_chosen_events_are_sent(sessions, clock, hook):
+    created = create(sessions, hook.url, events=["session.match_end"])
+    play_to_the_end(sessions, created)
+    drain(sessions, clock)
+    assert [m["type"] for m in hook.verified(created["webhook"]["secret"])] == ["session.match_end"]
+
+
+def test_a_failing_receiver_is_retried_with_backoff_then_gets_every_message_in_order(
+    sessions, clock, hook
+):
+    hook.failing = 3
+    created = create(sessions, hook.url, seed="retried")
+    play_to_the_end(sessions, created)
+    retried = metrics.WEBHOOK_DELIVERIES.labels("retried")._value.get()
+    sessions.deliveries.deliver_due()
+    assert len(hook.received) == 1  # the head failed: nothing after it was sent
+    first = hook.received[0].headers["webhook-id"]
+    clock.now += 0.5
+    assert sessions.deliveries.deliver_due() == 0  # not due before WEBHOOK_RETRY_SECONDS
+    clock.now += 0.5
+    sessions.deliveries.deliver_due()
+    clock.now += 1.9  # the second retry waits twice as long
+    sessions.deliveries.deliver_due()
+    assert len(hook.received) == 2
+    drain(sessions, clock)
+    assert [kept.headers["webhook-id"] for kept in hook.received[:4]] == [first] * 4
+    assert metrics.WEBHOOK_DELIVERIES.labels("retried")._value.get() - retried == 3
+    delivered = hook.delivered()
+    versions = [message["data"]["version"] for message in delivered]
+    assert versions == sorted(versions) and delivered[-1]["type"] == "session.match_end"
+
+
+def test_a_message_is_given_up_after_the_last_attempt_and_the_next_one_follows(
+    open_hosted, clock, hook
+):
+    sessions = open_hosted(WEBHOOK_ATTEMPTS=2)
+    hook.failing = 2
+    given_up = metrics.WEBHOOK_DELIVERIES.labels("given_up")._value.get()
+    created = create(sessions, hook.url)
+    token = bearer(created["seats"][0]["token"])
+    answer = sessions.read(created["id"], token)
+    sessions.move(created["id"], token, lambda: {"move": answer["moves"][0], "version": 0}, None)
+    drain(sessions, clock)
+    ids = [kept.headers["webhook-id"] for kept in hook.received]
+    assert ids[0] == ids[1] and ids[2] != ids[0]
+    assert metrics.WEBHOOK_DELIVERIES.labels("given_up")._value.get() - given_up == 1
+
+
+def test_a_redirect_is_not_followed(sessions, clock, hook):
+    hook.failing, hook.failure = 1, 302
+    create(sessions, hook.url)
+    sessions.deliveries.deliver_due()
+    assert [kept.headers["answered"] for kept in hook.received] == ["failed"]
+    clock.now += 1.0
+    sessions.deliveries.deliver_due()
+    assert [kept.headers["answered"] for kept in hook.received] == ["failed", "ok"]
+
+
+def test_the_owner_sees_the_webhook_without_its_secret(open_hosted, hook):
+    from service.hosted.tokens import digest
+    from service.keys import new_key
+
+    key = new_key()
+    sessions = open_hosted(API_KEYS=f"acme:{digest(key)}")
+    body = {"game": "basra", "seats": [{"type": "human"}, {"type": "human"}],
+            "webhook": {"url": hook.url}}  # fmt: skip
+    created = sessions.create(body, None, bearer(key))
+    owned = sessions.read(created["id"], bearer(key))
+    assert owned["webhook"] == {"url": hook.url, "events": list(EVENTS)}
+    seat = sessions.read(created["id"], bearer(created["seats"][0]["token"]))
+    assert "webhook" not in seat
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1:9/hooks", "http://127.0.0.2/hooks", "http://localhost/hooks",
+     "http://[::1]/hooks", "https://127.0.0.1/hooks", "ftp://example.com/x", "hooks"],
+)  # fmt: skip
+def test_without_an_allow_list_a_non_public_url_is_a_422_naming_webhook_url(open_hosted, url):
+    sessions = open_hosted(WEBHOOK_HOSTS=None)
+    with pytest.raises(Problem) as error:
+        create(sessions, url)
+    assert error.value.status == 422 and "webhook.url" in error.value.errors
+
+
+def test_the_allow_list_replaces_the_rule():
+    allowed = Destinations("127.0.0.1, [::1]")
+    assert allowed.refusal("http://127.0.0.1:8080/x") is None
+    assert allowed.refusal("http://[::1]:8080/x") is None
+    assert allowed.refusal("http://127.0.0.2/x") is not None
+    assert allowed.refusal("http://localhost/x") is not None
+
+
+@pytest.mark.parametrize(
+    ("address", "ok"),
+    [("127.0.0.1", False), ("127.8.9.10", False), ("10.1.2.3", False), ("172.16.0.1", False),
+     ("192.168.0.1", False), ("169.254.169.254", False), ("100.64.0.1", False),
+     ("0.0.0.0", False), ("224.0.0.251", False), ("239.1.2.3", False), ("224.0.1.1", False),
+     ("255.255.255.255", False), ("::1", False), ("::", False), ("fe80::1", False),
+     ("fc00::1", False), ("ff02::1", False), ("::ffff:127.0.0.1", False),
+     ("::ffff:10.0.0.1", False), ("fe80::1%eth0", False),
+     ("8.8.8.8", True), ("1.1.1.1", True), ("2001:4860:4860::8888", True),
+     ("::ffff:8.8.8.8", True)],
+)  # fmt: skip
+def test_the_address_rule(address, ok):
+    assert public(address) is ok
+
+
+def test_over_http_a_refused_url_is_a_422_problem(base):
+    body = {"game": "basra", "seats": [{"type": "human"}, {"type": "human"}],
+            "webhook": {"url": "http://127.0.0.2/hooks"}}  # fmt: skip
+    refused = requests.post(f"{base}/v1/sessions", json=body, timeout=30)
+    assert refused.status_code == 422
+    assert "webhook.url" in refused.json()["errors"]
+    bad_event = {**body, "webhook": {"url": "http://127.0.0.1/x", "events": ["session.nope"]}}
+    refused = requests.post(f"{base}/v1/sessions", json=bad_event, timeout=30)
+    assert refused.status_code == 422 and "webhook.events.0" in refused.json()["errors"]

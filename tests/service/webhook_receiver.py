@@ -1,0 +1,79 @@
+"""A webhook receiver on loopback: keeps every request it gets, answers 204, or a failure
+for as many requests as it is told to fail."""
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import orjson
+from standardwebhooks.webhooks import Webhook
+
+
+@dataclass
+class Received:
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def message(self) -> dict:
+        return orjson.loads(self.body)
+
+
+@dataclass
+class Receiver:
+    url: str
+    received: list[Received] = field(default_factory=list)
+    failing: int = 0  # fail this many more requests
+    status: int = 204
+    failure: int = 500
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def verified(self, secret: str) -> list[dict]:
+        """Every message received, each checked with the Standard Webhooks library."""
+        hook = Webhook(secret)
+        return [hook.verify(kept.body, kept.headers) for kept in list(self.received)]
+
+    def delivered(self) -> list[dict]:
+        """The distinct messages that got a 2xx, in the order their first 2xx came."""
+        seen: dict[str, dict] = {}
+        for kept in list(self.received):
+            if kept.headers.get("answered") == "ok":
+                seen.setdefault(kept.headers["webhook-id"], kept.message)
+        return list(seen.values())
+
+
+@contextmanager
+def receiver(path: str = "/hooks") -> Iterator[Receiver]:
+    """A receiver listening on 127.0.0.1 (a free port) until the block ends."""
+    holder: list[Receiver] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got = holder[0]
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            headers = {key.lower(): value for key, value in self.headers.items()}
+            with got.lock:
+                fail = got.failing > 0
+                got.failing -= fail
+                headers["answered"] = "failed" if fail else "ok"
+                got.received.append(Received(headers, body))
+            self.send_response(got.failure if fail else got.status)
+            if got.failure in (301, 302, 307, 308):
+                self.send_header("Location", f"{got.url}/elsewhere")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            """Quiet."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    holder.append(Receiver(f"http://127.0.0.1:{server.server_port}{path}"))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield holder[0]
+    finally:
+        server.shutdown()
+        server.server_close()
