@@ -2,6 +2,7 @@
 for as many requests as it is told to fail."""
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from standardwebhooks.webhooks import Webhook
 class Received:
     headers: dict[str, str]
     body: bytes
+    arrived: float = field(default_factory=time.time)  # epoch seconds
 
     @property
     def message(self) -> dict:
