@@ -17,7 +17,7 @@ import orjson
 
 from engine.game import get_game
 from service import metrics, requests
-from service.errors import Problem, Unprocessable, invalid, json_paths
+from service.errors import KINDS, Problem, Unprocessable, invalid, json_paths
 from service.hosted import commit, history
 from service.hosted.answers import deal, move_answer, rfc3339, seat_answer
 from service.hosted.commit import Commits, Follower, logged
@@ -32,6 +32,7 @@ from service.hosted.problems import (
     not_found,
     not_your_turn,
     rolled_back,
+    spectator_limit,
     spectators_cannot,
     stale,
 )
@@ -257,7 +258,10 @@ class Sessions:
     def _move_as_stored(self, call: "MoveCall") -> dict[str, Any]:
         record, seat, owner = self.seated(call.session_id, call.authorization)
         if owner:
-            raise Problem(403, "an integrator's key cannot move; only a seat's token can")
+            raise Problem.of(
+                KINDS["seat-token-required"],
+                "an integrator's key cannot move; only a seat's token can",
+            )
         if seat is None:
             raise spectators_cannot("move")
         key = checked_key(call.key)
@@ -323,7 +327,7 @@ class Sessions:
             if seat is None and not owner:
                 raise spectators_cannot("create spectator tokens")
             if len(record.live.spectators) >= MAX_SPECTATORS:
-                raise Problem(409, f"the session has {MAX_SPECTATORS} spectator tokens already")
+                raise spectator_limit(MAX_SPECTATORS)
             token = new_token()
             live = replace(record.live, spectators=(*record.live.spectators, digest(token)))
             if self._change_live(record, live):
