@@ -115,6 +115,12 @@ class Deliveries:
         self.http = requests.Session()
         self.http.trust_env = False  # no proxy from the environment: the address is checked
         self._wake = threading.Event()
+        self._nudged: set[str] = set()  # sessions committed with messages in this worker
+        self._nudged_lock = threading.Lock()
+        # Sessions this worker's loop delivers right now (True: claimed again meanwhile), so
+        # that it never runs two deliverers of one session at once.
+        self._active: dict[str, bool] = {}
+        self._active_lock = threading.Lock()
         self._stopping = threading.Event()
         self._slots = threading.BoundedSemaphore(CONCURRENT)
         self._loop: threading.Thread | None = None
@@ -128,17 +134,34 @@ class Deliveries:
         """A commit with messages for `session_id` is about to be written (or just was)."""
         self.schedule.plan(session_id, self.clock())
 
-    def wake(self) -> None:
+    def nudge(self, session_id: str) -> None:
+        """`session_id` was just committed with messages in this worker: its loop plans it
+        again (off the request's path) and delivers at once."""
+        with self._nudged_lock:
+            self._nudged.add(session_id)
         self._wake.set()
 
+    def _plan_nudged(self) -> None:
+        with self._nudged_lock:
+            nudged, self._nudged = self._nudged, set()
+        for session_id in nudged:
+            self.planned(session_id)
+
     def deliver_due(self) -> int:
-        """Claim the due sessions and deliver each (in the background when the loop runs);
-        how many were claimed."""
+        """Plan the sessions nudged since, claim the due ones and deliver each (in the
+        background when the loop runs); how many were claimed."""
+        self._plan_nudged()
         claimed = self.schedule.claim(self.clock(), self.lease)
         for session_id, mark in claimed:
             if self._loop is None:
                 self.deliver(session_id, mark)
                 continue
+            with self._active_lock:
+                if session_id in self._active:
+                    # This worker delivers it already: it reads the outbox once more.
+                    self._active[session_id] = True
+                    continue
+                self._active[session_id] = False
             self._slots.acquire()
             worker = threading.Thread(target=self._deliver_freeing, args=(session_id, mark))
             worker.daemon = True
@@ -147,7 +170,12 @@ class Deliveries:
 
     def _deliver_freeing(self, session_id: str, mark: float) -> None:
         try:
-            self.deliver(session_id, mark)
+            while True:
+                self.deliver(session_id, mark)
+                with self._active_lock:
+                    if not self._active.pop(session_id, False):
+                        return
+                    self._active[session_id] = False
         finally:
             self._slots.release()
 
@@ -248,12 +276,11 @@ class Deliveries:
 
 
 def follower(deliveries: Deliveries) -> Callable[..., None]:
-    """A follower of commits: a commit with messages is planned again, and this worker's
-    loop woken to deliver them at once."""
+    """A follower of commits: a commit with messages nudges this worker's loop, which plans
+    its session again (off the request's path) and delivers at once."""
 
     def delivered_soon(facts) -> None:
         if facts.after.meta.webhook is not None and (facts.moved or facts.created):
-            deliveries.planned(facts.session_id)
-            deliveries.wake()
+            deliveries.nudge(facts.session_id)
 
     return delivered_soon

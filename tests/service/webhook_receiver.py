@@ -79,3 +79,24 @@ def receiver(path: str = "/hooks") -> Iterator[Receiver]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def main() -> None:
+    """`python -m tests.service.webhook_receiver FILE`: a receiver in a process of its own
+    (so that its work weighs on no client's CPU), printing its URL, then writing one line per
+    request to FILE: the arrival time and the body."""
+    import sys
+
+    with receiver() as got, open(sys.argv[1], "w") as out:
+        print(got.url, flush=True)
+        written = 0
+        while True:
+            time.sleep(0.05)
+            for kept in got.received[written:]:
+                out.write(f"{kept.arrived}\t{kept.body.decode()}\n")
+                written += 1
+            out.flush()
+
+
+if __name__ == "__main__":
+    main()
