@@ -79,7 +79,6 @@ CREATED_LINKS = {
     "PlayMove": {
         "operationRef": session_operation("/v1/sessions/{session_id}/moves", "post"),
         "parameters": SEAT_ZERO,
-        "requestBody": {"version": "$response.body#/version"},
         "description": "a move of seat 0 on the session's current version",
     },
     "ReadEvents": {

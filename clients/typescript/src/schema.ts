@@ -1275,9 +1275,9 @@ export interface components {
             /** @description Each suit's class for everybody: 0 plain, 1 trump (junior), 2 senior trump. */
             common: {
                 C: number;
-                D: number;
                 H: number;
                 S: number;
+                D: number;
             };
             /** @description per seat, its own trump suit under per_player, else null */
             personal: ("C" | "D" | "H" | "S" | null)[];
@@ -2234,10 +2234,8 @@ export interface components {
         SessionResponse: components["schemas"]["BankSessionResponse"] | components["schemas"]["BasraSessionResponse"];
         SessionMoveResponse: components["schemas"]["BankSessionMoveResponse"] | components["schemas"]["BasraSessionMoveResponse"];
         CreateSessionRequest: components["schemas"]["BankCreateSessionRequest"] | components["schemas"]["BasraCreateSessionRequest"];
-        BankSessionEvents: components["schemas"]["BankSessionEvent"][];
-        BasraSessionEvents: components["schemas"]["BasraSessionEvent"][];
-        /** @description the events of the moves after the version asked for, each tagged with its version, as this token may see them: those of the session's game */
-        SessionEvents: components["schemas"]["BankSessionEvents"] | components["schemas"]["BasraSessionEvents"];
+        /** @description the events of the moves after the version asked for, each tagged with its version, as this token may see them: those of the session's game (each one of its <Game>SessionEvent; a timeout event reads alike in every game) */
+        SessionEvents: (components["schemas"]["BankSessionEvent"] | components["schemas"]["BasraSessionEvent"])[];
         /** @description The server played for a seat: its time ran out, or it is absent. It leads the events of that version, the move's own events follow. */
         TimeoutEvent: {
             /**
