@@ -256,8 +256,9 @@ BOT_NEEDS_A_LEVEL = {
 
 
 class SessionSeatRequest(Schema):
-    class Meta:
-        description = "A human seat (no level) or a bot seat (with its level)."
+    """A human seat (no level) or a bot seat (with its level). No Meta.description: apispec
+    then leaves out `additionalProperties: false`, and the document would take the unknown
+    fields this schema refuses."""
 
     type = fields.String(required=True, validate=validate.OneOf(["human", "bot"]))
     level = fields.String(
@@ -294,7 +295,8 @@ class CreateSessionRequest(Schema):
         required=True,
         metadata={
             "description": "one entry per seat, as many as the game and its rules allow "
-            "(GET /v1/games), at least one human",
+            "(GET /v1/games), at least one human: a human seat (no level) or a bot seat (with "
+            "its level)",
             JSON_SCHEMA: {
                 "contains": {"properties": {"type": {"const": "human"}}},
                 "items": {"allOf": [{"$ref": SEAT_REQUEST}, BOT_NEEDS_A_LEVEL]},

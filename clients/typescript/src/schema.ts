@@ -1707,7 +1707,6 @@ export interface components {
             /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
             time_banks: number[] | null;
         };
-        /** @description A human seat (no level) or a bot seat (with its level). */
         SessionSeatRequest: {
             /** @enum {string} */
             type: "human" | "bot";
@@ -1725,7 +1724,7 @@ export interface components {
             game: "bank";
             /** @description the game's rules: a preset and any options that override it (GET /v1/games lists them); default: the game's default preset. The game checks them. */
             rules?: components["schemas"]["BankRules"];
-            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human */
+            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human: a human seat (no level) or a bot seat (with its level) */
             seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
             /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
@@ -2213,7 +2212,7 @@ export interface components {
             game: "basra";
             /** @description the game's rules: a preset and any options that override it (GET /v1/games lists them); default: the game's default preset. The game checks them. */
             rules?: components["schemas"]["BasraRules"];
-            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human */
+            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human: a human seat (no level) or a bot seat (with its level) */
             seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
             /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
