@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import flask
+from apispec import BasePlugin
 from flask_limiter import ApplicationLimit, Limiter, RateLimitExceeded
 from limits import parse_many
 
@@ -60,6 +61,19 @@ LIMITER = "rate_limiter"  # its key in app.extensions (Flask-Limiter's own holds
 # on a hung Redis it falls back to counting in memory instead of adding its wait to theirs.
 LIMITER_TIMEOUT = 0.25
 SCOPES = {"address": "this client address", "token": "this seat token"}
+
+
+class RateLimitsDocumented(BasePlugin):
+    """openapi.yaml gives every operation that may be rate limited its 429 (with
+    Retry-After), whether or not this deployment sets limits: a client is written once."""
+
+    def operation_helper(
+        self, path: str | None = None, operations: dict | None = None, **kwargs: Any
+    ) -> None:
+        if path in UNLIMITED_PATHS:
+            return
+        for operation in (operations or {}).values():
+            operation.setdefault("responses", {}).setdefault("429", "TOO_MANY_REQUESTS")
 
 
 def client_address() -> str:
