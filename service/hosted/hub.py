@@ -27,7 +27,9 @@ from engine.game import Events
 from service.hosted.commit import Facts
 from service.hosted.problems import Busy
 from service.hosted.records import Record
+from service.logs import Outage
 from service.store import SessionStore
+from service.store.redis_store import UNREACHABLE
 
 if TYPE_CHECKING:
     from service.hosted.timers import Timers
@@ -298,6 +300,7 @@ class RedisHub(Hub):
         self._subscribed = threading.Event()
         self._stopping = threading.Event()
         self._start_lock = threading.Lock()
+        self.outage = Outage(log, "live hub")
 
     def started(self) -> None:
         """Start the listener (once, in the process that uses it: never before a fork) and
@@ -322,8 +325,8 @@ class RedisHub(Hub):
                 with client.pubsub(ignore_subscribe_messages=False) as pubsub:
                     pubsub.psubscribe(self.pattern)
                     self._relay(pubsub)
-            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
-                log.warning("live hub lost Redis, reconnecting: %s", error)
+            except UNREACHABLE as error:
+                self.outage.failed(error)
             finally:
                 self._subscribed.clear()
                 client.close()
@@ -337,6 +340,7 @@ class RedisHub(Hub):
             if message is None:
                 continue
             if message["type"] == "psubscribe":
+                self.outage.succeeded()
                 self._subscribed.set()
                 self.changed_everywhere()
             elif message["type"] == "pmessage":

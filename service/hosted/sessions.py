@@ -422,9 +422,7 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
     caps = (int(config["MAX_WAITERS"]), int(config["MAX_WAITERS_PER_TOKEN"]))
     if url:
         hub: Hub = RedisHub(store, *caps, url, CHANGED_PATTERN, session_of_channel)
-        schedule = RedisSchedule(
-            url, bool(config["REDIS_CLUSTER"]), float(config["REDIS_TIMEOUT_SECONDS"])
-        )
+        schedule = RedisSchedule(store.client)
     else:
         hub, schedule = Hub(store, *caps), MemorySchedule()
     followers: list[Follower] = [hub.committed, logged]

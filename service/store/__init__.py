@@ -48,4 +48,5 @@ def backend(config: Mapping[str, Any]) -> SessionStore:
         timeout=float(config["REDIS_TIMEOUT_SECONDS"]),
         ready_grace=float(config["READY_GRACE_SECONDS"]),
         cluster=bool(config["REDIS_CLUSTER"]),
+        max_connections=int(config["REDIS_MAX_CONNECTIONS"]),
     )

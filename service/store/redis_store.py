@@ -22,6 +22,7 @@ of one master, and sessions spread over the masters by id. A creation's answer h
 its own (its key's digest): it is one key alone. PUBLISH reaches every node of a cluster.
 """
 
+import functools
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,17 +45,23 @@ CONNECT_TIMEOUT = 1.0
 # /readyz answers 503 only once Redis has failed every probe for this long: every replica
 # shares the one Redis, so a blip taking them all out of rotation at once would only add to it.
 READY_GRACE = 5.0
-# The most connections a process's pool opens.
-MAX_CONNECTIONS = 4096
+# The most connections a process's pool holds (per node on a cluster): REDIS_MAX_CONNECTIONS.
+# A call waits for a free one at most one socket timeout, then it is a 503.
+MAX_CONNECTIONS = 64
 
-# What "not reachable now" looks like: the server is down or hung, or (on a cluster) a
-# master's slots are being failed over or no node holds them yet.
+# What "not answering now" looks like, all of it a 503 and never a 500: the server is down
+# or hung, the pool has no free connection, Redis is out of memory (maxmemory with
+# noeviction), the node is a replica now (READONLY: a failover demoted it), or (on a
+# cluster) a master's slots are being failed over, moved back and forth or held by nobody.
 UNREACHABLE = (
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
-    redis.exceptions.ClusterDownError,
+    redis.exceptions.OutOfMemoryError,
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.ClusterError,
+    redis.exceptions.AskError,
     redis.exceptions.TryAgainError,
-    redis.exceptions.SlotNotCoveredError,
+    redis.exceptions.RedisClusterException,
 )
 
 # A session's epoch: each session remembers the run id of the Redis process that last
@@ -188,6 +195,18 @@ def client_options(timeout: float) -> dict[str, Any]:
     }
 
 
+def connect(url: str, cluster: bool, timeout: float, max_connections: int) -> Any:
+    """A client whose pool (each node's, on a cluster) holds at most `max_connections`: a
+    call waits `timeout` for a free one, then fails as unreachable (a 503)."""
+    options = {**client_options(timeout), "max_connections": max_connections}
+    if cluster:
+        pool = functools.partial(redis.BlockingConnectionPool, timeout=timeout)
+        return RedisCluster.from_url(url, connection_pool_class=pool, **options)
+    return redis.Redis(
+        connection_pool=redis.BlockingConnectionPool.from_url(url, timeout=timeout, **options)
+    )
+
+
 class RedisStore(SessionStore):
     def __init__(
         self,
@@ -197,11 +216,12 @@ class RedisStore(SessionStore):
         timeout: float = SOCKET_TIMEOUT,
         ready_grace: float = READY_GRACE,
         cluster: bool = False,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         """`url` names the server, or with `cluster` any one node of a Redis Cluster."""
         super().__init__(ttl)
         kind = RedisCluster if cluster else redis.Redis
-        self.client = kind.from_url(url, max_connections=MAX_CONNECTIONS, **client_options(timeout))
+        self.client = connect(url, cluster, timeout, max_connections)
         # Its own connection and short timeouts: a readiness probe must answer fast.
         self._probe = kind.from_url(
             url,
