@@ -320,7 +320,10 @@ async function land() {
     wake = null;
     $("skip").hidden = true;
   }
-  if (latest && latest !== shown) shown = latest;
+  // A newer answer is drawn only once every event before it has landed: a read can be
+  // ahead of the stream (the server plays on between two reads), and drawing it early
+  // would log the events in between without their pauses and breakdowns.
+  if (latest && latest !== shown && (!shown || latest.version <= eventsSeen)) shown = latest;
   render();
 }
 
@@ -356,8 +359,10 @@ async function keepUp() {
   await followLongPoll(controller);
 }
 
+// Followed until the match is over and every event up to its end has arrived.
 function matchGoesOn(controller) {
-  return !controller.signal.aborted && latest.view.status !== "match_over";
+  return !controller.signal.aborted &&
+    (latest.view.status !== "match_over" || eventsSeen < latest.version);
 }
 
 // EventSource cannot send the bearer token, so the stream is read with fetch: messages of
