@@ -18,6 +18,12 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "REDIS_URL": (None, optional_text),
     # REDIS_URL names any node of a Redis Cluster: the cluster client finds the rest.
     "REDIS_CLUSTER": (False, flag),
+    # Or a Sentinel-managed primary: REDIS_SENTINELS=host:port,… and the master's name.
+    "REDIS_SENTINELS": (None, optional_text),
+    "REDIS_SENTINEL_MASTER": (None, optional_text),
+    # Durable acknowledgements: a call answers only once this many replicas have every write
+    # up to it (WAIT, within REDIS_TIMEOUT_SECONDS; else 503).
+    "REDIS_MIN_REPLICAS": (0, int),
     "MAX_BODY_BYTES": (64 * 1024, int),
     "READY_TIMEOUT_SECONDS": (0.5, float),
     "SESSION_TTL_SECONDS": (86400.0, float),

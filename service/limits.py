@@ -12,7 +12,9 @@ import flask
 from flask_limiter import ApplicationLimit, Limiter, RateLimitExceeded
 from limits import parse_many
 
+from service.auth import bearer_token
 from service.errors import problem
+from service.store.redis_store import Target
 
 WSGIApp = Any  # a WSGI callable: (environ, start_response) -> iterable of bytes
 READ_SIZE = 64 * 1024
@@ -78,25 +80,16 @@ def client_address() -> str:
     return flask.request.remote_addr or "unknown"
 
 
-def bearer_token() -> str | None:
-    scheme, _, token = flask.request.headers.get("Authorization", "").strip().partition(" ")
-    return token.strip() or None if scheme.lower() == "bearer" else None
-
-
 def token_key() -> str:
     """The seat token's digest: a limit's key names no token, in Redis or anywhere."""
     return hashlib.sha256((bearer_token() or "").encode()).hexdigest()
 
 
 def storage_uri(config: Mapping[str, Any]) -> str:
-    """Flask-Limiter's storage: the sessions' Redis (its cluster when REDIS_CLUSTER is on),
-    so every worker and host counts together; this process's memory without Redis."""
-    url = config["REDIS_URL"]
-    if not url:
-        return "memory://"
-    if config["REDIS_CLUSTER"]:
-        return "redis+cluster://" + url.split("://", 1)[1]
-    return url
+    """Flask-Limiter's storage: the sessions' Redis (its cluster, its Sentinels), so every
+    worker and host counts together; this process's memory without Redis."""
+    target = Target.of(config)
+    return "memory://" if target is None else target.limiter_uri()
 
 
 def checked(name: str, config: Mapping[str, Any]) -> str:
@@ -167,6 +160,7 @@ def install_rate_limits(app: flask.Flask) -> None:
         )  # fmt: skip
     if not limits:
         return
+    shared = Target.of(config) is not None
     limiter = Limiter(
         client_address,
         app=app,
@@ -176,8 +170,8 @@ def install_rate_limits(app: flask.Flask) -> None:
         storage_options={"socket_timeout": LIMITER_TIMEOUT,
                          "socket_connect_timeout": LIMITER_TIMEOUT,
                          "max_connections": int(config["REDIS_MAX_CONNECTIONS"])}
-        if config["REDIS_URL"] else {},
-        in_memory_fallback_enabled=bool(config["REDIS_URL"]),
+        if shared else {},
+        in_memory_fallback_enabled=shared,
         swallow_errors=True,
         key_prefix=LIMITS_PREFIX,
     )  # fmt: skip

@@ -27,8 +27,8 @@ from prometheus_client import (
     multiprocess,
 )
 
+from service.auth import bearer_token
 from service.errors import problem
-from service.limits import bearer_token
 
 if TYPE_CHECKING:
     from service.hosted.commit import Facts

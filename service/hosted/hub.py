@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
-import redis
 
 from engine.game import Events
 from service.hosted.commit import Facts
@@ -288,12 +287,12 @@ class RedisHub(Hub):
         store: SessionStore,
         max_waiters: int,
         max_per_token: int,
-        url: str,
+        subscriber: Callable[[], Any],
         pattern: str,
         session_of: Callable[[str], str | None],
     ) -> None:
         super().__init__(store, max_waiters, max_per_token)
-        self.url = url
+        self.subscriber = subscriber
         self.pattern = pattern
         self.session_of = session_of
         self._listener: threading.Thread | None = None
@@ -320,7 +319,7 @@ class RedisHub(Hub):
 
     def _listen(self) -> None:
         while not self._stopping.is_set():
-            client = redis.Redis.from_url(self.url, socket_connect_timeout=2.0)
+            client = self.subscriber()
             try:
                 with client.pubsub(ignore_subscribe_messages=False) as pubsub:
                     pubsub.psubscribe(self.pattern)
