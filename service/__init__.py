@@ -12,10 +12,10 @@ from engine.game import games as registered_games
 from service.config import load_config
 from service.errors import ProblemApi, install_problems
 from service.json import OrjsonProvider
-from service.limits import BoundedBody, install_rate_limits
+from service.limits import BoundedBody, RateLimitsDocumented, install_rate_limits
 from service.logs import install_logging
 from service.metrics import install_metrics
-from service.routes import games, health, page, sessions
+from service.routes import games, health, page, problems, sessions
 from service.schemas import document, spec_yaml
 
 REQUEST_ID = "X-Request-ID"
@@ -39,7 +39,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
             "info": {
                 "description": f"Card games ({', '.join(registered_games())}): stateless "
                 "play, hints and hosted sessions. Play them in the browser at /play."
-            }
+            },
+            # Relative: the service wherever this document was fetched from. Generated
+            # clients take their base URL when they are built (docs/api.md).
+            "servers": [{"url": "/", "description": "the service serving this document"}],
         },
     )
     app.json = OrjsonProvider(app)
@@ -50,7 +53,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
         install_metrics(app)
     install_request_id(app)
     install_rate_limits(app)
-    api = ProblemApi(app)
+    api = ProblemApi(app, spec_kwargs={"extra_plugins": [RateLimitsDocumented()]})
     document(api.spec)
     install_problems(app)
     register_blueprints(app, api)
@@ -65,6 +68,7 @@ def register_blueprints(app: flask.Flask, api: ProblemApi) -> None:
     app.url_map.converters["unknown_game"] = games.UnknownGameConverter
     app.register_blueprint(games.unknown_blp)
     api.register_blueprint(health.blp)
+    api.register_blueprint(problems.blp)
     sessions.install(app, api)
     app.register_blueprint(page.blp)
 

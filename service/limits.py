@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import flask
+from apispec import BasePlugin
 from flask_limiter import ApplicationLimit, Limiter, RateLimitExceeded
 from limits import parse_many
 
@@ -72,6 +73,19 @@ EXPERT_COST = 10
 MOST_SEATS = 8  # seats counted in a creation's cost (more is a 422 anyway)
 CREATE_RULE = "/v1/sessions"
 HINT_RULE = "/hint"
+
+
+class RateLimitsDocumented(BasePlugin):
+    """openapi.yaml gives every operation that may be rate limited its 429 (with
+    Retry-After), whether or not this deployment sets limits: a client is written once."""
+
+    def operation_helper(
+        self, path: str | None = None, operations: dict | None = None, **kwargs: Any
+    ) -> None:
+        if path in UNLIMITED_PATHS:
+            return
+        for operation in (operations or {}).values():
+            operation.setdefault("responses", {}).setdefault("429", "TOO_MANY_REQUESTS")
 
 
 def client_address() -> str:

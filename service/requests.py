@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.errors import GameError
 from engine.game import Game
-from service.errors import Unprocessable, invalid
+from service.errors import KINDS, Unprocessable, invalid, rejected
 from service.schemas.derived import move_errors
 
 SEED_BYTES = 16
@@ -44,7 +44,7 @@ def new_state(game: Game, rules: Mapping[str, Any] | None, seats: int, seed: str
     try:
         return game.new(rules or default_rules(game), seats, seed)
     except GameError as error:
-        raise invalid(rules_path(error.path), error.reason, error.choices) from error
+        raise rejected(rules_path(error.path), error) from error
 
 
 def read_state(game: Game, data: object) -> Any:
@@ -52,7 +52,7 @@ def read_state(game: Game, data: object) -> Any:
     try:
         return game.read(data)
     except GameError as error:
-        raise invalid(under("state", error.path), error.reason, error.choices) from error
+        raise rejected(under("state", error.path), error) from error
 
 
 def check_move(game: Game, data: object) -> None:
@@ -61,7 +61,8 @@ def check_move(game: Game, data: object) -> None:
     errors = move_errors(game.name, data)
     if errors:
         raise Unprocessable(
-            {under("move", path) if path else "move": why for path, why in errors.items()}
+            {under("move", path) if path else "move": why for path, why in errors.items()},
+            kind=KINDS["not-a-move"],
         )
 
 
@@ -73,7 +74,7 @@ def legal_move(game: Game, state: Any, data: object) -> Any:
         return game.read_move(state, data)
     except GameError as error:
         prefix = "move" if error.path.startswith("move") else "state"
-        raise invalid(under(prefix, error.path), error.reason, error.choices) from error
+        raise rejected(under(prefix, error.path), error) from error
 
 
 def read_move(game: Game, state: Any, data: object) -> Any:

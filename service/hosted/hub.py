@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from engine.game import Events
+from service.errors import KINDS
 from service.hosted.commit import Facts
 from service.hosted.problems import Busy
 from service.hosted.records import Record
@@ -196,12 +197,15 @@ class Hub:
         with self.lock:
             if self._holders.get(holder, 0) >= self.max_per_token:
                 raise Busy(
-                    429,
+                    KINDS["too-many-readers"],
                     f"this token has {self.max_per_token} streams and long polls open already; "
                     "close one first",
                 )
             if self._waiting >= self.max_waiters:
-                raise Busy(503, "this server has as many waiting readers as it takes; retry")
+                raise Busy(
+                    KINDS["server-busy"],
+                    "this server has as many waiting readers as it takes; retry",
+                )
             self._holders[holder] = self._holders.get(holder, 0) + 1
             self._waiting += 1
 

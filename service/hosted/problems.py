@@ -1,14 +1,14 @@
 """The problems the hosted calls answer besides validation (422) and tokens (401)."""
 
 from engine.game import Game
-from service.errors import Problem
+from service.errors import KINDS, Kind, Problem
 
 
 class StaleVersion(Problem):
     """A 409 that also carries the session's current version."""
 
     def __init__(self, version: int, detail: str) -> None:
-        super().__init__(409, detail)
+        super().__init__(409, detail, kind=KINDS["stale-version"])
         self.version = version
 
 
@@ -24,12 +24,12 @@ class LiveChanged(Exception):
 class Busy(Problem):
     """A 503 or 429 with Retry-After: try again shortly."""
 
-    def __init__(self, status: int, detail: str, retry_after: int = 1) -> None:
-        super().__init__(status, detail, headers={"Retry-After": str(retry_after)})
+    def __init__(self, kind: Kind, detail: str, retry_after: int = 1) -> None:
+        super().__init__(kind.status, detail, headers={"Retry-After": str(retry_after)}, kind=kind)
 
 
 def unavailable(detail: str) -> Busy:
-    return Busy(503, detail)
+    return Busy(KINDS["unavailable"], detail)
 
 
 def changing_too_fast() -> Busy:
@@ -37,11 +37,20 @@ def changing_too_fast() -> Busy:
 
 
 def not_found(session_id: str) -> Problem:
-    return Problem(404, f"no session {session_id!r}: it never existed, expired or was ended")
+    return Problem.of(
+        KINDS["session-not-found"],
+        f"no session {session_id!r}: it never existed, expired or was ended",
+    )
 
 
 def spectators_cannot(what: str) -> Problem:
-    return Problem(403, f"a spectator token cannot {what}; only a seat's token can")
+    return Problem.of(
+        KINDS["seat-token-required"], f"a spectator token cannot {what}; only a seat's token can"
+    )
+
+
+def spectator_limit(most: int) -> Problem:
+    return Problem.of(KINDS["spectator-limit"], f"the session has {most} spectator tokens already")
 
 
 def rolled_back(epoch: int, version: int) -> str:
@@ -61,5 +70,5 @@ def stale(current: int, sent: int) -> StaleVersion:
 def not_your_turn(game: Game, state: object, seat: int) -> Problem:
     mover = game.to_move(state)
     if mover is None:
-        return Problem(403, "the match is over; no seat may move")
-    return Problem(403, f"it is seat {mover}'s turn, not seat {seat}'s")
+        return Problem.of(KINDS["match-over"], "the match is over; no seat may move")
+    return Problem.of(KINDS["not-your-turn"], f"it is seat {mover}'s turn, not seat {seat}'s")

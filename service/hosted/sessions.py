@@ -31,6 +31,7 @@ from service.hosted.problems import (
     not_found,
     not_your_turn,
     rolled_back,
+    spectator_limit,
     spectators_cannot,
     stale,
 )
@@ -256,7 +257,7 @@ class Sessions:
             if seat is None:
                 raise spectators_cannot("create spectator tokens")
             if len(record.live.spectators) >= MAX_SPECTATORS:
-                raise Problem(409, f"the session has {MAX_SPECTATORS} spectator tokens already")
+                raise spectator_limit(MAX_SPECTATORS)
             token = new_token()
             live = replace(record.live, spectators=(*record.live.spectators, digest(token)))
             if self._change_live(record, live):

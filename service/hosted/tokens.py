@@ -12,7 +12,7 @@ import secrets
 
 import orjson
 
-from service.errors import Problem, Unprocessable, invalid
+from service.errors import KINDS, Problem, Unprocessable, invalid
 
 ALPHABET = "0123456789abefgijklmnopqrtuvwxyz"
 TOKEN_LENGTH = 52  # 260 bits
@@ -95,5 +95,7 @@ def checked_key(key: str | None) -> str | None:
 
 def key_reused() -> Unprocessable:
     return invalid(
-        "Idempotency-Key", "already used for a different request; use a fresh key for this one"
+        "Idempotency-Key",
+        "already used for a different request; use a fresh key for this one",
+        kind=KINDS["idempotency-key-reused"],
     )

@@ -10,7 +10,7 @@ from werkzeug.routing import BaseConverter
 
 from engine.game import Game, games
 from service import requests
-from service.errors import Problem
+from service.errors import KINDS, Problem
 from service.routes import Blueprint, answer, documented, read_body
 from service.routes.hints import add_hint
 from service.schemas.derived import title_of
@@ -26,6 +26,7 @@ STATE_AND_MOVE = ("state", "move")
 
 @catalogue_blp.route("")
 @catalogue_blp.response(200, CatalogueResponse)
+@catalogue_blp.doc(operationId="listGames")
 def catalogue() -> flask.Response:
     """The games, their presets and every rule option with its default."""
     return answer({"games": [game.catalogue() for game in games().values()]})
@@ -42,9 +43,12 @@ def game_blueprint(game: Game) -> Blueprint:
         "and hints.",
     )
 
+    title = title_of(game.name)
+
     @blp.route("/new", methods=["POST"])
     @blp.arguments(shapes.new(), required=False)
     @blp.response(200, shapes.state_answer)
+    @blp.doc(operationId=f"new{title}Match")
     def new(body: dict[str, Any]) -> flask.Response:
         """A fresh game; the same seed, rules and seats give the same state."""
         seats = body.get("seats", requests.default_seats(game))
@@ -54,14 +58,22 @@ def game_blueprint(game: Game) -> Blueprint:
     state_request, apply_request, view_request = shapes.state(), shapes.apply(), shapes.view()
 
     @blp.route("/legal-moves", methods=["POST"])
-    @documented(blp.arguments(shapes.state), blp.response(200, shapes.legal_moves_answer))
+    @documented(
+        blp.arguments(shapes.state),
+        blp.response(200, shapes.legal_moves_answer),
+        blp.doc(operationId=f"list{title}LegalMoves"),
+    )
     def legal_moves() -> flask.Response:
         """Every legal move of the seat to move, no duplicates; [] once the match is over."""
         state = requests.read_state(game, read_body(state_request, STATE)["state"])
         return answer({"moves": [game.write_move(state, move) for move in game.legal_moves(state)]})
 
     @blp.route("/apply", methods=["POST"])
-    @documented(blp.arguments(shapes.apply), blp.response(200, shapes.apply_answer))
+    @documented(
+        blp.arguments(shapes.apply),
+        blp.response(200, shapes.apply_answer),
+        blp.doc(operationId=f"apply{title}Move"),
+    )
     def apply() -> flask.Response:
         """Play one move. An illegal move is a 422 that says why."""
         body = read_body(apply_request, STATE_AND_MOVE)
@@ -71,7 +83,11 @@ def game_blueprint(game: Game) -> Blueprint:
         return answer({"state": game.write(state), "events": events})
 
     @blp.route("/score", methods=["POST"])
-    @documented(blp.arguments(shapes.state), blp.response(200, shapes.score_answer))
+    @documented(
+        blp.arguments(shapes.state),
+        blp.response(200, shapes.score_answer),
+        blp.doc(operationId=f"score{title}"),
+    )
     def score() -> flask.Response:
         """Each side's breakdown of the round or deal as it stands."""
         return answer(
@@ -83,7 +99,11 @@ def game_blueprint(game: Game) -> Blueprint:
         )
 
     @blp.route("/view", methods=["POST"])
-    @documented(blp.arguments(shapes.view), blp.response(200, shapes.view_answer))
+    @documented(
+        blp.arguments(shapes.view),
+        blp.response(200, shapes.view_answer),
+        blp.doc(operationId=f"view{title}"),
+    )
     def view() -> flask.Response:
         """What one seat may see: its own hand, only counts of the hidden cards."""
         body = read_body(view_request)
@@ -113,4 +133,6 @@ class UnknownGameConverter(BaseConverter):
 )
 def unknown_game(name: str, action: str) -> flask.Response:
     """Not a registered game: a 404 that lists the games there are."""
-    raise Problem(404, f"there is no game '{name}'; the games are: {', '.join(games())}")
+    raise Problem.of(
+        KINDS["unknown-game"], f"there is no game '{name}'; the games are: {', '.join(games())}"
+    )

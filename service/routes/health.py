@@ -3,7 +3,7 @@
 import flask
 from marshmallow import Schema, fields
 
-from service.errors import Problem
+from service.hosted.problems import unavailable
 from service.routes import Blueprint
 
 blp = Blueprint("health", __name__, description="Health")
@@ -15,6 +15,7 @@ class StatusResponse(Schema):
 
 @blp.route("/livez")
 @blp.response(200, StatusResponse)
+@blp.doc(operationId="getLiveness")
 def livez() -> dict[str, str]:
     """The process answers."""
     return {"status": "ok"}
@@ -23,8 +24,9 @@ def livez() -> dict[str, str]:
 @blp.route("/readyz")
 @blp.response(200, StatusResponse)
 @blp.alt_response(503, response="SERVICE_UNAVAILABLE")
+@blp.doc(operationId="getReadiness")
 def readyz() -> dict[str, str]:
     """Ready to serve: the session store answers (Redis, when one is configured)."""
     if not flask.current_app.extensions["sessions"].store.ready():
-        raise Problem(503, "the session store is not reachable", headers={"Retry-After": "1"})
+        raise unavailable("the session store is not reachable")
     return {"status": "ok"}

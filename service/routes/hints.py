@@ -9,6 +9,7 @@ from engine.game import Game
 from service import requests
 from service.errors import invalid
 from service.routes import Blueprint, answer
+from service.schemas.derived import title_of
 from service.schemas.envelopes import Envelopes
 
 
@@ -18,6 +19,7 @@ def add_hint(blp: Blueprint, game: Game, shapes: Envelopes) -> None:
     @blp.route("/hint", methods=["POST"])
     @blp.arguments(shapes.hint())
     @blp.response(200, shapes.hint_answer)
+    @blp.doc(operationId=f"hint{title_of(game.name)}Move")
     def advise(body: dict[str, Any]) -> flask.Response:
         """The move a computer player advises for the seat to move.
 

@@ -10,25 +10,27 @@ from webargs import core
 
 from service.errors import (
     PROBLEM_JSON,
+    RETRY_AFTER,
     BadRequestBody,
     ProblemApi,
     ProblemSchema,
     UnsupportedBody,
     invalid,
-    problem,
 )
 from service.hosted.problems import StaleVersion, unavailable
 from service.hosted.sessions import Sessions, open_sessions
 from service.hosted.tokens import MAX_KEY_LENGTH
 from service.json import dumps, has_body
-from service.routes import Blueprint, answer
+from service.routes import Blueprint, answer, documented
 from service.schemas.envelopes import (
+    MAX_VERSION,
     CreateSessionRequest,
     CreateSessionResponse,
     SessionEventsQuery,
     SessionMoveRequest,
     SessionMoveResponse,
     SessionResponse,
+    SessionStreamHeaders,
     SessionStreamQuery,
     SpectatorTokenSchema,
     StaleVersionProblem,
@@ -93,7 +95,6 @@ CREATED_LINKS = {
         "description": "end the session",
     },
 }
-RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "description": "seconds"}}
 
 
 def sessions() -> Sessions:
@@ -124,13 +125,16 @@ def json_body() -> object:
 
 
 def store_down(view):
-    """Documents the 503 every session call answers while the store is unreachable."""
+    """Documents the 503 every session call may answer (`unavailable`, and on the long poll
+    and the stream `server-busy`)."""
     return blp.alt_response(
         503,
         schema=ProblemSchema,
         content_type=PROBLEM_JSON,
         headers=RETRY_AFTER,
-        description="the session store (Redis) did not answer within its timeout; retry "
+        description="the session store (Redis) did not answer within its timeout, the "
+        "session changed too fast to commit (`unavailable`), or, on the long poll and the "
+        "stream, this server holds as many waiting readers as it takes (`server-busy`); retry "
         "after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis "
         "may still run it when it wakes. Retrying is safe: a move retried with its "
         "Idempotency-Key gets the first answer; without one, the version it names makes a "
@@ -150,7 +154,11 @@ def failures(*statuses: int):
 @blp.route("", methods=["POST"])
 @blp.arguments(CreateSessionRequest)
 @blp.response(201, CreateSessionResponse, headers=LOCATION)
-@blp.doc(parameters=[KEY_PARAMETER], responses={201: {"links": CREATED_LINKS}})
+@blp.doc(
+    operationId="createSession",
+    parameters=[KEY_PARAMETER],
+    responses={201: {"links": CREATED_LINKS}},
+)
 @store_down
 def create(body: dict[str, Any]) -> flask.Response:
     """Start a hosted game. Bot seats that move first have moved already (version > 0).
@@ -163,7 +171,7 @@ def create(body: dict[str, Any]) -> flask.Response:
 
 @blp.route("/<session_id>", methods=["GET"])
 @blp.response(200, SessionResponse)
-@blp.doc(security=SEAT_TOKEN)
+@blp.doc(operationId="getSession", security=SEAT_TOKEN)
 @failures()
 def read(session_id: str) -> flask.Response:
     """The session as the token's seat sees it, with its legal moves when it is its turn."""
@@ -172,7 +180,7 @@ def read(session_id: str) -> flask.Response:
 
 @blp.route("/<session_id>", methods=["DELETE"])
 @blp.response(204)
-@blp.doc(security=SEAT_TOKEN)
+@blp.doc(operationId="deleteSession", security=SEAT_TOKEN)
 @failures()
 def delete(session_id: str) -> flask.Response:
     """End the session (any seat's token); it is a 404 from then on."""
@@ -183,6 +191,7 @@ def delete(session_id: str) -> flask.Response:
 @blp.route("/<session_id>/moves", methods=["POST"])
 @blp.response(200, SessionMoveResponse)
 @blp.doc(
+    operationId="playMove",
     security=SEAT_TOKEN,
     parameters=[KEY_PARAMETER],
     requestBody={
@@ -202,7 +211,7 @@ def move(session_id: str) -> flask.Response:
 
 @blp.route("/<session_id>/spectators", methods=["POST"])
 @blp.response(201, SpectatorTokenSchema)
-@blp.doc(security=SEAT_TOKEN)
+@blp.doc(operationId="addSpectator", security=SEAT_TOKEN)
 @failures(403, 409)
 def add_spectator(session_id: str) -> flask.Response:
     """A new spectator token, asked for by any seat's token (a spectator's is 403); at most
@@ -225,20 +234,9 @@ def add_spectator(session_id: str) -> flask.Response:
     "A token may hold MAX_WAITERS_PER_TOKEN streams and long polls at once (then 429), a "
     "worker MAX_WAITERS (then 503).",
 )
-@blp.doc(
-    security=SEAT_TOKEN,
-    parameters=[
-        {
-            "in": "header",
-            "name": "Last-Event-ID",
-            "required": False,
-            "schema": {"type": "integer", "minimum": 0, "maximum": 2**53 - 1},
-            "description": "resume after this version (what an EventSource sends on "
-            "reconnecting): every later version once, in order",
-        }
-    ],
-)
-@failures(429)
+@blp.doc(operationId="streamSessionEvents", security=SEAT_TOKEN)
+@documented(blp.arguments(SessionStreamHeaders, location="headers"))
+@failures()
 def stream(query: dict[str, Any], session_id: str) -> flask.Response:
     """The session's events as they are committed (seat or spectator token), as the long poll
     filters them. Starts after `Last-Event-ID` or `?after=n`, else after the current version."""
@@ -258,7 +256,7 @@ def last_event_id() -> int | None:
     text = flask.request.headers.get("Last-Event-ID")
     if text is None or not text.strip():
         return None
-    if not text.strip().isdigit() or int(text) > 2**53 - 1:
+    if not text.strip().isdigit() or int(text) > MAX_VERSION:
         raise invalid("Last-Event-ID", "must be a version, an integer from 0 to 2^53 - 1")
     return int(text)
 
@@ -266,15 +264,13 @@ def last_event_id() -> int | None:
 @blp.route("/<session_id>/events", methods=["GET"])
 @blp.arguments(SessionEventsQuery, location="query")
 @blp.response(200, session_events())
-@blp.doc(security=SEAT_TOKEN)
-@failures(429)
+@blp.doc(operationId="listSessionEvents", security=SEAT_TOKEN)
+@failures()
 def events(query: dict[str, Any], session_id: str) -> flask.Response:
     """The events of the moves after version `after`, each tagged with its `version`, as a
     JSON array. When there are none yet it waits (long poll) until one arrives or the bound
     (LONG_POLL_SECONDS) passes, then answers []."""
-    return answer(
-        sessions().events(session_id, authorization(), query["after"], client_gone())
-    )
+    return answer(sessions().events(session_id, authorization(), query["after"], client_gone()))
 
 
 def client_gone():
@@ -298,15 +294,14 @@ def client_gone():
 
 
 def stale_problem(error: StaleVersion) -> flask.Response:
-    response = problem(409, error.detail)
+    response = error.answer()
     response.set_data(dumps({**orjson.loads(response.get_data()), "version": error.version}))
     return response
 
 
 def store_unavailable(error: StoreUnavailable) -> flask.Response:
     flask.current_app.logger.warning("session store unavailable: %s", error)
-    failure = unavailable("the session store is unavailable; retry shortly")
-    return problem(failure.status, failure.detail, headers=failure.headers)
+    return unavailable("the session store is unavailable; retry shortly").answer()
 
 
 def install(app: flask.Flask, api: ProblemApi) -> None:

@@ -619,9 +619,14 @@ class SessionMoveRequest(Schema):
     )
 
 
+# A version, as `after` and Last-Event-ID take it: JSON's largest exact integer at most.
+MAX_VERSION = 2**53 - 1
+VERSION = validate.Range(min=0, max=MAX_VERSION)
+
+
 class SessionStreamQuery(Schema):
     after = fields.Integer(
-        validate=validate.Range(min=0, max=2**53 - 1),
+        validate=VERSION,
         metadata={
             "description": "a version: the stream starts with every version after it (as "
             "Last-Event-ID does; the header wins); without either, after the current version"
@@ -637,9 +642,23 @@ class StaleVersionProblem(ProblemSchema):
     )
 
 
+class SessionStreamHeaders(Schema):
+    """The stream's headers (documentation only: the route reads Last-Event-ID itself, so
+    that its 422 names the header)."""
+
+    last_event_id = fields.Integer(
+        data_key="Last-Event-ID",
+        validate=VERSION,
+        metadata={
+            "description": "resume after this version (what an EventSource sends on "
+            "reconnecting): every later version once, in order"
+        },
+    )
+
+
 class SessionEventsQuery(Schema):
     after = fields.Integer(
         load_default=0,
-        validate=validate.Range(min=0, max=2**53 - 1),
+        validate=VERSION,
         metadata={"description": "a version: the events of the moves after it"},
     )

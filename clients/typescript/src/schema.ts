@@ -12,27 +12,7 @@ export interface paths {
             cookie?: never;
         };
         /** The games, their presets and every rule option with its default. */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CatalogueResponse"];
-                    };
-                };
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        get: operations["listGames"];
         put?: never;
         post?: never;
         delete?: never;
@@ -51,32 +31,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** A fresh game; the same seed, rules and seats give the same state. */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["BankNewGameRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BankStateResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["newBankMatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -93,32 +48,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Every legal move of the seat to move, no duplicates; [] once the match is over. */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["BankStateRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BankLegalMovesResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["listBankLegalMoves"];
         delete?: never;
         options?: never;
         head?: never;
@@ -135,32 +65,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Play one move. An illegal move is a 422 that says why. */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["BankApplyRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BankApplyResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["applyBankMove"];
         delete?: never;
         options?: never;
         head?: never;
@@ -177,32 +82,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Each side's breakdown of the round or deal as it stands. */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["BankStateRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BankScoreResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["scoreBank"];
         delete?: never;
         options?: never;
         head?: never;
@@ -219,32 +99,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** What one seat may see: its own hand, only counts of the hidden cards. */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["BankViewRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BankViewResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["viewBank"];
         delete?: never;
         options?: never;
         head?: never;
@@ -266,32 +121,7 @@ export interface paths {
          *     it weighed comes back with its estimated value. The same state, level and seed give
          *     the same hint.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["BankHintRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BankHintResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["hintBankMove"];
         delete?: never;
         options?: never;
         head?: never;
@@ -308,32 +138,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** A fresh game; the same seed, rules and seats give the same state. */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": components["schemas"]["BasraNewGameRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BasraStateResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["newBasraMatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -350,32 +155,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Every legal move of the seat to move, no duplicates; [] once the match is over. */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["BasraStateRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BasraLegalMovesResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["listBasraLegalMoves"];
         delete?: never;
         options?: never;
         head?: never;
@@ -392,32 +172,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Play one move. An illegal move is a 422 that says why. */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["BasraApplyRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BasraApplyResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["applyBasraMove"];
         delete?: never;
         options?: never;
         head?: never;
@@ -434,32 +189,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Each side's breakdown of the round or deal as it stands. */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["BasraStateRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BasraScoreResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["scoreBasra"];
         delete?: never;
         options?: never;
         head?: never;
@@ -476,32 +206,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** What one seat may see: its own hand, only counts of the hidden cards. */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["BasraViewRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BasraViewResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["viewBasra"];
         delete?: never;
         options?: never;
         head?: never;
@@ -523,32 +228,7 @@ export interface paths {
          *     it weighed comes back with its estimated value. The same state, level and seed give
          *     the same hint.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["BasraHintRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["BasraHintResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["hintBasraMove"];
         delete?: never;
         options?: never;
         head?: never;
@@ -563,27 +243,7 @@ export interface paths {
             cookie?: never;
         };
         /** The process answers. */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["StatusResponse"];
-                    };
-                };
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        get: operations["getLiveness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -600,28 +260,43 @@ export interface paths {
             cookie?: never;
         };
         /** Ready to serve: the session store answers (Redis, when one is configured). */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["StatusResponse"];
-                    };
-                };
-                503: components["responses"]["SERVICE_UNAVAILABLE"];
-                default: components["responses"]["PROBLEM"];
-            };
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/problems": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
+        /** Every kind of problem the service answers. */
+        get: operations["listProblemKinds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/problems/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** One kind of problem: its status, what it means and what a client should do. */
+        get: operations["getProblemKind"];
         put?: never;
         post?: never;
         delete?: never;
@@ -643,48 +318,7 @@ export interface paths {
          * Start a hosted game. Bot seats that move first have moved already (version > 0).
          *     Human seats get their token here, once.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description a retry carrying the same key and body gets the first answer and is not applied again; the same key with another body is a 422. Keys expire with the session. */
-                    "Idempotency-Key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateSessionRequest"];
-                };
-            };
-            responses: {
-                /** @description Created */
-                201: {
-                    headers: {
-                        /** @description the new session's path */
-                        Location?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CreateSessionResponse"];
-                    };
-                };
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
-                503: {
-                    headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["createSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -701,79 +335,11 @@ export interface paths {
             cookie?: never;
         };
         /** The session as the token's seat sees it, with its legal moves when it is its turn. */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    session_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SessionResponse"];
-                    };
-                };
-                401: components["responses"]["PROBLEM"];
-                404: components["responses"]["PROBLEM"];
-                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
-                503: {
-                    headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        get: operations["getSession"];
         put?: never;
         post?: never;
         /** End the session (any seat's token); it is a 404 from then on. */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    session_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description No Content */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                401: components["responses"]["PROBLEM"];
-                404: components["responses"]["PROBLEM"];
-                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
-                503: {
-                    headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        delete: operations["deleteSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -796,60 +362,7 @@ export interface paths {
          *     The answer includes the bots' replies up to the next human turn; `version` grows by one
          *     per applied move.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description a retry carrying the same key and body gets the first answer and is not applied again; the same key with another body is a 422. Keys expire with the session. */
-                    "Idempotency-Key"?: string;
-                };
-                path: {
-                    session_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["SessionMoveRequest"];
-                };
-            };
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SessionMoveResponse"];
-                    };
-                };
-                401: components["responses"]["PROBLEM"];
-                403: components["responses"]["PROBLEM"];
-                404: components["responses"]["PROBLEM"];
-                /** @description Conflict */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["StaleVersionProblem"];
-                    };
-                };
-                422: components["responses"]["PROBLEM"];
-                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
-                503: {
-                    headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["playMove"];
         delete?: never;
         options?: never;
         head?: never;
@@ -873,44 +386,7 @@ export interface paths {
          *     public information only: `seat` null, `moves` [], no hand, no drawn card, no stock, no
          *     seed; its moves are 403.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    session_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Created */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SpectatorToken"];
-                    };
-                };
-                401: components["responses"]["PROBLEM"];
-                403: components["responses"]["PROBLEM"];
-                404: components["responses"]["PROBLEM"];
-                409: components["responses"]["PROBLEM"];
-                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
-                503: {
-                    headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        post: operations["addSpectator"];
         delete?: never;
         options?: never;
         head?: never;
@@ -930,47 +406,7 @@ export interface paths {
          * The session's events as they are committed (seat or spectator token), as the long poll
          *     filters them. Starts after `Last-Event-ID` or `?after=n`, else after the current version.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description resume after this version (what an EventSource sends on reconnecting): every later version once, in order */
-                    "Last-Event-ID"?: number;
-                };
-                path: {
-                    session_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Server-sent events. Each committed version is one message: `id: <version>`, `event: events`, `data: <JSON array of that version's events as this token may see them, each tagged with its version>`. A comment line `: ping` comes at least every 15 s. When the session ends (deleted or expired) an `event: end` message, then the stream closes. A token may hold MAX_WAITERS_PER_TOKEN streams and long polls at once (then 429), a worker MAX_WAITERS (then 503). */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": string;
-                    };
-                };
-                401: components["responses"]["PROBLEM"];
-                404: components["responses"]["PROBLEM"];
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                429: components["responses"]["PROBLEM"];
-                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
-                503: {
-                    headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        get: operations["streamSessionEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -993,47 +429,7 @@ export interface paths {
          *     JSON array. When there are none yet it waits (long poll) until one arrives or the bound
          *     (LONG_POLL_SECONDS) passes, then answers [].
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description a version: the events of the moves after it */
-                    after?: number;
-                };
-                header?: never;
-                path: {
-                    session_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SessionEvents"];
-                    };
-                };
-                401: components["responses"]["PROBLEM"];
-                404: components["responses"]["PROBLEM"];
-                422: components["responses"]["UNPROCESSABLE_ENTITY"];
-                429: components["responses"]["PROBLEM"];
-                /** @description the session store (Redis) did not answer within its timeout; retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
-                503: {
-                    headers: {
-                        /** @description seconds */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                default: components["responses"]["PROBLEM"];
-            };
-        };
+        get: operations["listSessionEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1047,9 +443,9 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Problem: {
-            /** @description 'about:blank' */
+            /** @description the kind of problem, a URI reference that stays the same: `/problems/<kind>` (e.g. `/problems/stale-version`), described at that path; `about:blank` for an HTTP error of no finer kind. The kinds: `malformed-body` (400), `bad-request` (400), `unauthorized` (401), `not-your-turn` (403), `match-over` (403), `seat-token-required` (403), `not-found` (404), `unknown-game` (404), `session-not-found` (404), `method-not-allowed` (405), `stale-version` (409), `spectator-limit` (409), `body-too-large` (413), `unsupported-media-type` (415), `invalid-request` (422), `invalid-rules` (422), `invalid-state` (422), `not-a-move` (422), `illegal-move` (422), `ambiguous-move` (422), `too-large` (422), `idempotency-key-reused` (422), `rate-limited` (429), `too-many-readers` (429), `internal-error` (500), `unavailable` (503), `server-busy` (503) */
             type: string;
-            /** @description the HTTP status phrase */
+            /** @description the kind's title */
             title: string;
             status: number;
             /** @description what went wrong */
@@ -2393,6 +1789,19 @@ export interface components {
             /** @example ok */
             status: string;
         };
+        ProblemKind: {
+            /** @description the `type` of its problems */
+            type: string;
+            status: number;
+            title: string;
+            /** @description when it is answered */
+            meaning: string;
+            /** @description what a client should do */
+            advice: string;
+        };
+        ProblemKinds: {
+            kinds: components["schemas"]["ProblemKind"][];
+        };
         SessionSeat: {
             seat: number;
             /** @description 'human' or 'bot' */
@@ -2425,9 +1834,9 @@ export interface components {
             version: number;
         };
         StaleVersionProblem: {
-            /** @description 'about:blank' */
+            /** @description the kind of problem, a URI reference that stays the same: `/problems/<kind>` (e.g. `/problems/stale-version`), described at that path; `about:blank` for an HTTP error of no finer kind. The kinds: `malformed-body` (400), `bad-request` (400), `unauthorized` (401), `not-your-turn` (403), `match-over` (403), `seat-token-required` (403), `not-found` (404), `unknown-game` (404), `session-not-found` (404), `method-not-allowed` (405), `stale-version` (409), `spectator-limit` (409), `body-too-large` (413), `unsupported-media-type` (415), `invalid-request` (422), `invalid-rules` (422), `invalid-state` (422), `not-a-move` (422), `illegal-move` (422), `ambiguous-move` (422), `too-large` (422), `idempotency-key-reused` (422), `rate-limited` (429), `too-many-readers` (429), `internal-error` (500), `unavailable` (503), `server-busy` (503) */
             type: string;
-            /** @description the HTTP status phrase */
+            /** @description the kind's title */
             title: string;
             status: number;
             /** @description what went wrong */
@@ -2454,6 +1863,17 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Too many requests: over a rate limit of the client address or token (`rate-limited`; only where the service sets limits), or, on the long poll and the stream, the token's cap of open readers (`too-many-readers`). Retry after Retry-After. */
+        TOO_MANY_REQUESTS: {
+            headers: {
+                /** @description seconds to wait before trying again */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Unprocessable Entity */
         UNPROCESSABLE_ENTITY: {
             headers: {
@@ -2466,6 +1886,8 @@ export interface components {
         /** @description Service Unavailable */
         SERVICE_UNAVAILABLE: {
             headers: {
+                /** @description seconds to wait before trying again */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2479,4 +1901,735 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    listGames: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogueResponse"];
+                };
+            };
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    newBankMatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BankNewGameRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BankStateResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    listBankLegalMoves: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BankStateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BankLegalMovesResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    applyBankMove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BankApplyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BankApplyResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    scoreBank: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BankStateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BankScoreResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    viewBank: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BankViewRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BankViewResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    hintBankMove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BankHintRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BankHintResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    newBasraMatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BasraNewGameRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BasraStateResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    listBasraLegalMoves: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BasraStateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BasraLegalMovesResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    applyBasraMove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BasraApplyRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BasraApplyResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    scoreBasra: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BasraStateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BasraScoreResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    viewBasra: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BasraViewRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BasraViewResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    hintBasraMove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BasraHintRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BasraHintResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    getLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatusResponse"];
+                };
+            };
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatusResponse"];
+                };
+            };
+            503: components["responses"]["SERVICE_UNAVAILABLE"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    listProblemKinds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemKinds"];
+                };
+            };
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    getProblemKind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProblemKind"];
+                };
+            };
+            404: components["responses"]["PROBLEM"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    createSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a retry carrying the same key and body gets the first answer and is not applied again; the same key with another body is a 422. Keys expire with the session. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description the new session's path */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateSessionResponse"];
+                };
+            };
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            /** @description the session store (Redis) did not answer within its timeout, the session changed too fast to commit (`unavailable`), or, on the long poll and the stream, this server holds as many waiting readers as it takes (`server-busy`); retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            401: components["responses"]["PROBLEM"];
+            404: components["responses"]["PROBLEM"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            /** @description the session store (Redis) did not answer within its timeout, the session changed too fast to commit (`unavailable`), or, on the long poll and the stream, this server holds as many waiting readers as it takes (`server-busy`); retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["PROBLEM"];
+            404: components["responses"]["PROBLEM"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            /** @description the session store (Redis) did not answer within its timeout, the session changed too fast to commit (`unavailable`), or, on the long poll and the stream, this server holds as many waiting readers as it takes (`server-busy`); retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    playMove: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a retry carrying the same key and body gets the first answer and is not applied again; the same key with another body is a 422. Keys expire with the session. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SessionMoveRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionMoveResponse"];
+                };
+            };
+            401: components["responses"]["PROBLEM"];
+            403: components["responses"]["PROBLEM"];
+            404: components["responses"]["PROBLEM"];
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["StaleVersionProblem"];
+                };
+            };
+            422: components["responses"]["PROBLEM"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            /** @description the session store (Redis) did not answer within its timeout, the session changed too fast to commit (`unavailable`), or, on the long poll and the stream, this server holds as many waiting readers as it takes (`server-busy`); retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    addSpectator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpectatorToken"];
+                };
+            };
+            401: components["responses"]["PROBLEM"];
+            403: components["responses"]["PROBLEM"];
+            404: components["responses"]["PROBLEM"];
+            409: components["responses"]["PROBLEM"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            /** @description the session store (Redis) did not answer within its timeout, the session changed too fast to commit (`unavailable`), or, on the long poll and the stream, this server holds as many waiting readers as it takes (`server-busy`); retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    streamSessionEvents: {
+        parameters: {
+            query?: {
+                /** @description a version: the stream starts with every version after it (as Last-Event-ID does; the header wins); without either, after the current version */
+                after?: number;
+            };
+            header?: {
+                /** @description resume after this version (what an EventSource sends on reconnecting): every later version once, in order */
+                "Last-Event-ID"?: number;
+            };
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-sent events. Each committed version is one message: `id: <version>`, `event: events`, `data: <JSON array of that version's events as this token may see them, each tagged with its version>`. A comment line `: ping` comes at least every 15 s. When the session ends (deleted or expired) an `event: end` message, then the stream closes. A token may hold MAX_WAITERS_PER_TOKEN streams and long polls at once (then 429), a worker MAX_WAITERS (then 503). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            401: components["responses"]["PROBLEM"];
+            404: components["responses"]["PROBLEM"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            /** @description the session store (Redis) did not answer within its timeout, the session changed too fast to commit (`unavailable`), or, on the long poll and the stream, this server holds as many waiting readers as it takes (`server-busy`); retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+    listSessionEvents: {
+        parameters: {
+            query?: {
+                /** @description a version: the events of the moves after it */
+                after?: number;
+            };
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionEvents"];
+                };
+            };
+            401: components["responses"]["PROBLEM"];
+            404: components["responses"]["PROBLEM"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            /** @description the session store (Redis) did not answer within its timeout, the session changed too fast to commit (`unavailable`), or, on the long poll and the stream, this server holds as many waiting readers as it takes (`server-busy`); retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            default: components["responses"]["PROBLEM"];
+        };
+    };
+}
