@@ -9,14 +9,14 @@ from pathlib import Path
 
 import redis
 
-from tests.redis_server import RedisServer, free_port
+from tests.redis_server import Processes, RedisServer, free_port
 
 MASTERS = 3
 READY_TIMEOUT = 30.0
 START_ATTEMPTS = 3
 
 
-class RedisCluster:
+class RedisCluster(Processes):
     """Three cluster-enabled redis-servers holding all 16384 slots between them, and
     `replicas` replicas of each (which take over when their master dies)."""
 
@@ -58,17 +58,6 @@ class RedisCluster:
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
-
-    def __enter__(self) -> "RedisCluster":
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     def flush(self) -> None:
         for node in self.nodes:

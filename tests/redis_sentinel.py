@@ -9,7 +9,7 @@ from pathlib import Path
 
 import redis
 
-from tests.redis_server import RedisServer, free_port
+from tests.redis_server import Processes, RedisServer, free_port
 
 MASTER = "cards"
 SENTINELS = 3
@@ -51,7 +51,7 @@ class Sentinel:
         return redis.Redis(port=self.port, socket_timeout=2, socket_connect_timeout=1)
 
 
-class SentinelSet:
+class SentinelSet(Processes):
     """A primary, its replicas and three sentinels watching them as MASTER. Two replicas by
     default: once one is promoted the other follows it at once, so REDIS_MIN_REPLICAS=1 is
     met again without waiting for the dead primary to come back."""
@@ -83,17 +83,6 @@ class SentinelSet:
             sentinel.stop()
         for node in self.nodes:
             node.stop()
-
-    def __enter__(self) -> "SentinelSet":
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     def primary(self) -> RedisServer:
         """The node the sentinels name as the primary now."""
