@@ -63,7 +63,7 @@ from service.hosted.tokens import (
 from service.hosted.webhooks import Webhook
 from service.keys import Integrators
 from service.schemas.envelopes import SessionMoveRequest
-from service.store import Outcome, SessionStore, open_store
+from service.store import Outcome, RedisStore, SessionStore, open_store
 from service.store.redis_store import CHANGED_PATTERN, session_of_channel
 
 log = logging.getLogger("service.sessions")
@@ -571,17 +571,16 @@ def seat_entry(seat: int, kind: Seat, token: str | None) -> dict[str, Any]:
 
 
 def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
-    """Hosted sessions as service.config's settings ask: on Redis when REDIS_URL is set
-    (shared by every process), else in this process. `clock` tells the time turn timers
-    run on (the epoch's seconds)."""
+    """Hosted sessions as service.config's settings ask: on Redis when REDIS_URL (or
+    REDIS_SENTINELS) is set (shared by every process), else in this process. `clock` tells
+    the time turn timers run on (the epoch's seconds)."""
     store = open_store(config)
-    url = config["REDIS_URL"]
     caps = (int(config["MAX_WAITERS"]), int(config["MAX_WAITERS_PER_TOKEN"]))
-    cluster, timeout = bool(config["REDIS_CLUSTER"]), float(config["REDIS_TIMEOUT_SECONDS"])
-    if url:
-        hub: Hub = RedisHub(store, *caps, url, CHANGED_PATTERN, session_of_channel)
-        schedule: Schedule = RedisSchedule(url, cluster, timeout)
-        outbox: Schedule = RedisSchedule(url, cluster, timeout, OUTBOX_SCHEDULE)
+    if isinstance(store, RedisStore):
+        subscriber = store.target.subscriber
+        hub: Hub = RedisHub(store, *caps, subscriber, CHANGED_PATTERN, session_of_channel)
+        schedule: Schedule = RedisSchedule(store.client)
+        outbox: Schedule = RedisSchedule(store.client, OUTBOX_SCHEDULE)
     else:
         hub, schedule, outbox = Hub(store, *caps), MemorySchedule(), MemorySchedule()
     deliveries = Deliveries(
