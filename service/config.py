@@ -42,6 +42,8 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "MAX_WAITERS_PER_TOKEN": (4, int),
     "MAX_WAITERS": (None, int),
     "GUNICORN_WORKER_CONNECTIONS": (1000, int),
+    # Browser clients on other origins: "*" or comma-separated origins; unset: none.
+    "CORS_ORIGINS": (None, optional_text),
 }
 
 

@@ -654,6 +654,18 @@ class SessionStreamHeaders(Schema):
     )
 
 
+class SessionReadHeaders(Schema):
+    """A read's headers (documentation only: the route compares If-None-Match itself)."""
+
+    if_none_match = fields.String(
+        data_key="If-None-Match",
+        metadata={
+            "description": "the ETag of the answer the reader holds: while it is still the "
+            "answer, a 304 without a body"
+        },
+    )
+
+
 class SessionEventsQuery(Schema):
     after = fields.Integer(
         load_default=0,

@@ -334,7 +334,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** The session as the token's seat sees it, with its legal moves when it is its turn. */
+        /**
+         * The session as the token's seat sees it, with its legal moves when it is its turn.
+         *     With `If-None-Match: <its ETag>` an unchanged answer is a 304 without a body.
+         */
         get: operations["getSession"];
         put?: never;
         post?: never;
@@ -2384,7 +2387,10 @@ export interface operations {
     getSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description the ETag of the answer the reader holds: while it is still the answer, a 304 without a body */
+                "If-None-Match"?: string;
+            };
             path: {
                 session_id: string;
             };
@@ -2395,14 +2401,26 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description a weak entity tag of this reader's answer: send it back in If-None-Match to be answered 304 while nothing changed */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SessionResponse"];
                 };
             };
+            /** @description Not modified: the answer is still the one whose ETag came in If-None-Match (but for `time_left`, which counts down to `deadline`); no body. */
+            304: {
+                headers: {
+                    /** @description a weak entity tag of this reader's answer: send it back in If-None-Match to be answered 304 while nothing changed */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             401: components["responses"]["PROBLEM"];
             404: components["responses"]["PROBLEM"];
+            422: components["responses"]["UNPROCESSABLE_ENTITY"];
             429: components["responses"]["TOO_MANY_REQUESTS"];
             /** @description the session store (Redis) did not answer within its timeout, the session changed too fast to commit (`unavailable`), or, on the long poll and the stream, this server holds as many waiting readers as it takes (`server-busy`); retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
             503: {
