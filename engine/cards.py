@@ -4,6 +4,7 @@ portable seeded shuffle every game deals from."""
 
 import hashlib
 import random
+import struct
 from collections.abc import Iterable, Iterator
 
 from engine.errors import shown
@@ -65,13 +66,15 @@ def redeal(
     return tuple(dealt), tuple(unseen)
 
 
+# A SHA-256 block as its four big-endian 64-bit words, unpacked at once.
+WORDS_OF_BLOCK = struct.Struct(">4Q").unpack
+
+
 def random_words(key: bytes) -> Iterator[int]:
     """64-bit words from SHA-256 in counter mode: the same on every machine and Python."""
     counter = 0
     while True:
-        block = hashlib.sha256(key + counter.to_bytes(8, "big")).digest()
-        for start in range(0, 32, 8):
-            yield int.from_bytes(block[start : start + 8], "big")
+        yield from WORDS_OF_BLOCK(hashlib.sha256(key + counter.to_bytes(8, "big")).digest())
         counter += 1
 
 

@@ -2,6 +2,7 @@
 or raises StateError naming the field's dotted path (`hands.1.3`, `target.by`) and what it
 must be, so every game's states are refused in the same words."""
 
+import dataclasses
 from collections.abc import Callable, Collection
 from functools import cache
 from typing import Any
@@ -134,3 +135,59 @@ def under_rules(error: GameError) -> StateError:
     """A rules or seats error met in a state's `rules` or `seats`, named under the state."""
     path = error.path if error.path in ("rules", "seats") else f"rules.{error.path}"
     return StateError(path, error.reason, error.choices)
+
+
+def memo_key(data: object) -> tuple | None:
+    """A key equal only for JSON forms that read alike: names, values and each value's
+    type (JSON's `true` equals `1` in Python), lists as tuples of items and their types;
+    None for what cannot be a key."""
+    if type(data) is not dict:
+        return None
+    values = list(data.values())
+    types = tuple(map(type, values))
+    if list in types:
+        for index, kind in enumerate(types):
+            if kind is list:
+                items = values[index]
+                values[index] = (tuple(items), tuple(map(type, items)))
+    key = (tuple(data), tuple(values), types)
+    try:
+        hash(key)
+    except TypeError:
+        return None  # an unhashable value: an invalid form, read without the memo
+    return key
+
+
+class RulesMemo:
+    """A game's valid rules forms already read, and the JSON of rules already written.
+    Every state carries its rules, so the rules a service sees are few and recur. Bounded:
+    a client that sends ever new rules (say every target score) stops filling it, it is
+    not refused."""
+
+    SIZE = 256
+
+    def __init__(self) -> None:
+        self.read: dict[tuple, Any] = {}
+        self.written: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+    def rules_of(self, data: object, resolve: Callable[[object], Any]) -> Any:
+        """`resolve(data)`, remembered under the form's `memo_key`."""
+        key = memo_key(data)
+        rules = self.read.get(key) if key is not None else None
+        if rules is None:
+            rules = resolve(data)
+            if key is not None and len(self.read) < self.SIZE:
+                self.read[key] = rules
+        return rules
+
+    def json_of(self, rules: Any) -> dict[str, Any]:
+        """Every option of `rules` (a dataclass) by name, remembered by identity (cheaper
+        than hashing every option: the entry keeps its rules alive, so the id cannot pass
+        to another object). The caller must copy what it hands out."""
+        remembered = self.written.get(id(rules))
+        if remembered is not None and remembered[0] is rules:
+            return remembered[1]
+        written = {field.name: getattr(rules, field.name) for field in dataclasses.fields(rules)}
+        if len(self.written) < self.SIZE:
+            self.written[id(rules)] = (rules, written)
+        return written

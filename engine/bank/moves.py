@@ -9,6 +9,7 @@ from engine.bank.cards import CARDS, DECK, EIGHT, HEIGHT, QUADS, RANK, RUNS, RUN
 from engine.bank.state import PLAYING, State
 from engine.cards import SUITS
 from engine.errors import IllegalMove, NotAMove, shown
+from engine.game import LastListing
 
 LAY, QUAD, RUN, DRAW, PASS = "lay", "quad", "run", "draw", "pass"
 TYPES = (LAY, QUAD, RUN, DRAW, PASS)
@@ -70,8 +71,10 @@ def beating_cards(state: State) -> frozenset[str]:
     )
 
 
-def free_plays(hand: tuple[str, ...]) -> list[Move]:
-    """The quads and runs a hand holds (eights are listed with the lays)."""
+@lru_cache(maxsize=1 << 14)
+def free_plays(hand: tuple[str, ...]) -> tuple[Move, ...]:
+    """The quads and runs a hand holds (eights are listed with the lays). Cached on the
+    hand: a hand is listed again on every turn it waits through unchanged."""
     moves: list[Move] = []
     ranks: dict[str, int] = {}
     suits: dict[str, int] = {}
@@ -88,7 +91,11 @@ def free_plays(hand: tuple[str, ...]) -> list[Move]:
             for run in RUNS_OF_SUIT[suit]:
                 if held.issuperset(run):
                     moves.extend(RUN_MOVES[run])
-    return moves
+    return tuple(moves)
+
+
+# Listing then applying a listed move trusts it instead of listing again.
+LISTED = LastListing()
 
 
 def legal_moves(state: State) -> list[Move]:
@@ -110,7 +117,7 @@ def legal_moves(state: State) -> list[Move]:
         moves.extend(free_plays(hand))
     if not can_beat:
         moves.append(DRAW_MOVE if state.stock and not state.drawn else PASS_MOVE)
-    return moves
+    return LISTED.remember(state, moves)
 
 
 def read_move(state: State, data: object) -> Move:
@@ -125,7 +132,7 @@ def read_move(state: State, data: object) -> Move:
     if state.status != PLAYING:
         raise IllegalMove("move", "the match is over; no move can be made")
     if isinstance(data, Move):
-        if data in legal_moves(state):
+        if LISTED.listed(state, data) or data in legal_moves(state):
             return data
         data = write_move(data)
     if not isinstance(data, Mapping):

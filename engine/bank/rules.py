@@ -5,6 +5,7 @@ from typing import Any
 
 from engine import shapes
 from engine.errors import RulesError, shown
+from engine.fields import RulesMemo
 from engine.shapes import Shape
 
 DEFAULT_PRESET = "classic"
@@ -33,6 +34,11 @@ class Rules:
 
         :raises RulesError: an unknown preset or option, or a value the option does not allow.
         """
+        return MEMO.rules_of(data, cls.resolve)
+
+    @classmethod
+    def resolve(cls, data: object) -> "Rules":
+        """`from_json` without the memo: check every option, then apply the overrides."""
         if not isinstance(data, dict):
             raise RulesError("rules", "must be an object")
         name = data.get("preset", DEFAULT_PRESET)
@@ -44,8 +50,8 @@ class Rules:
         return replace(PRESETS[name], **overrides)
 
     def to_json(self) -> dict[str, Any]:
-        """The preset and every option resolved."""
-        return {field.name: getattr(self, field.name) for field in fields(self)}
+        """The preset and every option resolved (a fresh dict: callers own it)."""
+        return dict(MEMO.json_of(self))
 
 
 def check_seats(seats: object) -> int:
@@ -84,3 +90,5 @@ def check_option(name: str, value: object) -> None:
 
 
 PRESETS: dict[str, Rules] = {DEFAULT_PRESET: Rules()}
+# Rules forms read and rules written, remembered.
+MEMO = RulesMemo()

@@ -12,6 +12,7 @@ from engine.basra.scoring import card_points
 from engine.basra.state import PLAYING, State
 from engine.cards import CardError, canonical, parse_card, sort_cards
 from engine.errors import AmbiguousMove, IllegalMove, NotAMove, TooLarge
+from engine.game import LastListing
 
 
 class Move(NamedTuple):
@@ -241,12 +242,8 @@ def is_final_card(state: State) -> bool:
     return not state.stock and sum(map(len, state.hands)) == 1
 
 
-class LastListing:
-    """The moves listed last and the state they were listed for. A caller that lists and
-    then applies one of them (every computer player) has it trusted on that very state
-    instead of searched again; the state is held, so its identity cannot pass to another."""
-
-    entry: tuple[State | None, tuple[Move, ...]] = (None, ())
+# Listing then applying a listed move trusts it instead of searching again.
+LISTED = LastListing()
 
 
 def legal_moves(state: State) -> list[Move]:
@@ -254,8 +251,7 @@ def legal_moves(state: State) -> list[Move]:
         return []
     final = is_final_card(state)
     moves = hand_moves(state.hands[state.turn], state.table, state.rules, final)
-    LastListing.entry = (state, tuple(moves))
-    return moves
+    return LISTED.remember(state, moves)
 
 
 def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
@@ -267,8 +263,7 @@ def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
     if not hand:
         raise IllegalMove("move", "the round is played out; there is no card to play")
     if isinstance(move, Move):
-        listed_for, listed = LastListing.entry
-        if listed_for is state and move in listed:
+        if LISTED.listed(state, move):
             return move  # equal in every field to a move listed for this very state
         card, capture = move.card, move.capture
     elif isinstance(move, Mapping):

@@ -5,6 +5,7 @@ from typing import Any
 
 from engine import shapes
 from engine.errors import RulesError, one_of, shown
+from engine.fields import RulesMemo
 from engine.shapes import Shape
 
 DECK_SIZE = 52
@@ -18,33 +19,8 @@ MAX_TARGET_SCORE = 1000
 SCORING_OPTIONS = ("basra_points", "jack_basra_points", "majority_points", "card_points")
 
 
-# Valid rules forms already read, and the JSON of rules already written. Bounded: a client
-# that sends ever new rules (say every target score, however long) stops filling them, it
-# is not refused; a service meets a handful of rules.
-MEMO_SIZE = 256
-READ: dict[tuple, "Rules"] = {}
-WRITTEN: dict[int, tuple["Rules", dict[str, Any]]] = {}
-
-
-def memo_key(data: object) -> tuple | None:
-    """A key equal only for rules forms that read alike: names, values and each value's
-    type (JSON's `true` equals `1` in Python), lists as tuples of items and their types;
-    None for what cannot be a key."""
-    if type(data) is not dict:
-        return None
-    values = list(data.values())
-    types = tuple(map(type, values))
-    if list in types:
-        for index, kind in enumerate(types):
-            if kind is list:
-                items = values[index]
-                values[index] = (tuple(items), tuple(map(type, items)))
-    key = (tuple(data), tuple(values), types)
-    try:
-        hash(key)
-    except TypeError:
-        return None  # an unhashable value: an invalid form, read without the memo
-    return key
+# Rules forms read and rules written, remembered.
+MEMO = RulesMemo()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,17 +44,12 @@ class Rules:
 
     @classmethod
     def from_json(cls, data: object) -> "Rules":
-        """Resolve `{"preset": ..., <overrides>}` into a validated Rules value.
+        """Resolve `{"preset": ..., <overrides>}` into a validated Rules value (a form
+        read once is remembered).
 
-        Every state carries its rules, so the rules a service sees are few and recur:
-        a valid form read once is remembered under a key that tells `True` from `1`."""
-        key = memo_key(data)
-        rules = READ.get(key) if key is not None else None
-        if rules is None:
-            rules = cls.resolve(data)
-            if key is not None and len(READ) < MEMO_SIZE:
-                READ[key] = rules
-        return rules
+        :raises RulesError: an unknown preset or option, or a value the option does not allow.
+        """
+        return MEMO.rules_of(data, cls.resolve)
 
     @classmethod
     def resolve(cls, data: object) -> "Rules":
@@ -109,15 +80,8 @@ class Rules:
         return rules
 
     def to_json(self) -> dict[str, Any]:
-        # By identity, which is cheaper than hashing every option: the entry keeps its Rules
-        # alive, so the id cannot pass to another object while it is remembered.
-        remembered = WRITTEN.get(id(self))
-        if remembered is not None and remembered[0] is self:
-            written = remembered[1]
-        else:
-            written = {field.name: getattr(self, field.name) for field in fields(self)}
-            if len(WRITTEN) < MEMO_SIZE:
-                WRITTEN[id(self)] = (self, written)
+        """The preset and every option resolved."""
+        written = MEMO.json_of(self)
         # A fresh dict and list each time: callers own what they are given.
         return {**written, "seats_allowed": list(self.seats_allowed)}
 

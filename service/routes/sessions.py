@@ -8,6 +8,7 @@ import flask
 import orjson
 from webargs import core
 
+from engine.game import games
 from service.errors import (
     PROBLEM_JSON,
     RETRY_AFTER,
@@ -30,7 +31,6 @@ from service.schemas.envelopes import (
     SessionEventsQuery,
     SessionMoveRequest,
     SessionMoveResponse,
-    SessionReadHeaders,
     SessionResponse,
     SessionStreamHeaders,
     SessionStreamQuery,
@@ -61,6 +61,15 @@ KEY_PARAMETER = {
 }
 FAILURES = (401, 404)
 LOCATION = {"Location": {"schema": {"type": "string"}, "description": "the new session's path"}}
+# A manual parameter list: the read has no other (a list here replaces the generated one).
+IF_NONE_MATCH = {
+    "in": "header",
+    "name": "If-None-Match",
+    "required": False,
+    "schema": {"type": "string"},
+    "description": "the ETag of the answer the reader holds: while it is still the answer, a "
+    "304 without a body",
+}
 ETAG = {
     "ETag": {
         "schema": {"type": "string"},
@@ -75,34 +84,81 @@ def session_operation(path: str, method: str) -> str:
     return f"#/paths/{path.replace('/', '~1')}/{method}"
 
 
-# What a creation answer leads to, with the session's id and the first seat's token (a bot
-# seat's token is absent: the call is then a 401). Stateful schemathesis follows these.
-SEAT_ZERO = {
-    "path.session_id": "$response.body#/id",
-    "header.Authorization": "Bearer {$response.body#/seats/0/token}",
+SESSION = "/v1/sessions/{session_id}"
+# The most seats any registered game allows: a creation answer lists one entry per seat.
+MOST_SEATS = max(max(game.catalogue()["seats"]) for game in games().values())
+# The token a link's source request carried, and the session it named.
+SAME_SEAT = {
+    "path.session_id": "$request.path.session_id",
+    "header.Authorization": "$request.header.Authorization",
 }
+
+
+def link(path: str, method: str, parameters: dict[str, str], description: str) -> dict:
+    """An OpenAPI link to a session operation. The token goes in `header.Authorization` (a
+    link cannot name a security scheme), a move body's fields in `body.<field>`: OpenAPI
+    Generator's parser takes a link's requestBody only as one runtime expression, and no
+    answer holds a whole move request."""
+    return {
+        "operationRef": session_operation(path, method),
+        "parameters": parameters,
+        "description": description,
+    }
+
+
+def as_seat(seat: int) -> dict[str, str]:
+    """The created session with seat `seat`'s token: absent for a bot seat."""
+    return {
+        "path.session_id": "$response.body#/id",
+        "header.Authorization": f"Bearer {{$response.body#/seats/{seat}/token}}",
+    }
+
+
+def play_first_move(description: str) -> dict:
+    """The seat's first legal move in the answer, on the version the answer shows."""
+    return link(
+        f"{SESSION}/moves",
+        "post",
+        {
+            **SAME_SEAT,
+            "body.move": "$response.body#/moves/0",
+            "body.version": "$response.body#/version",
+        },
+        description,
+    )
+
+
+# Stateful schemathesis follows these from a creation to reading the session as each seat
+# (the human ones hold a token; seat 0 is often a bot), then to moving with the move and
+# version that read listed, reading the events and ending the session with the same token.
 CREATED_LINKS = {
-    "ReadSession": {
-        "operationRef": session_operation("/v1/sessions/{session_id}", "get"),
-        "parameters": SEAT_ZERO,
-        "description": "the session as seat 0 sees it",
+    **{
+        f"ReadSessionAsSeat{seat}": link(
+            SESSION, "get", as_seat(seat), f"the session as seat {seat} sees it (a human seat)"
+        )
+        for seat in range(MOST_SEATS)
     },
-    "PlayMove": {
-        "operationRef": session_operation("/v1/sessions/{session_id}/moves", "post"),
-        "parameters": SEAT_ZERO,
-        "requestBody": {"version": "$response.body#/version"},
-        "description": "a move of seat 0 on the session's current version",
-    },
-    "ReadEvents": {
-        "operationRef": session_operation("/v1/sessions/{session_id}/events", "get"),
-        "parameters": SEAT_ZERO,
-        "description": "what happened since the creation",
-    },
-    "EndSession": {
-        "operationRef": session_operation("/v1/sessions/{session_id}", "delete"),
-        "parameters": SEAT_ZERO,
-        "description": "end the session",
-    },
+    "ReadSessionAsSpectator": link(
+        SESSION,
+        "get",
+        {
+            "path.session_id": "$response.body#/id",
+            "header.Authorization": "Bearer {$response.body#/spectators/0/token}",
+        },
+        "the session as its first spectator sees it",
+    ),
+}
+READ_LINKS = {
+    "PlayMove": play_first_move(
+        "the reading seat's first legal move on the version it read (none when it is not its turn)"
+    ),
+    "ReadEvents": link(f"{SESSION}/events", "get", SAME_SEAT, "what happened so far"),
+    "AddSpectator": link(f"{SESSION}/spectators", "post", SAME_SEAT, "a spectator token"),
+    "EndSession": link(SESSION, "delete", SAME_SEAT, "end the session"),
+}
+MOVED_LINKS = {
+    "PlayNextMove": play_first_move("the seat's next move, once it is its turn again"),
+    "ReadSession": link(SESSION, "get", SAME_SEAT, "the session after the move"),
 }
 
 
@@ -186,8 +242,12 @@ def create(body: dict[str, Any]) -> flask.Response:
     description="Not modified: the answer is still the one whose ETag came in If-None-Match "
     "(but for `time_left`, which counts down to `deadline`); no body.",
 )
-@blp.doc(operationId="getSession", security=SEAT_TOKEN)
-@documented(blp.arguments(SessionReadHeaders, location="headers"))
+@blp.doc(
+    operationId="getSession",
+    security=SEAT_TOKEN,
+    parameters=[IF_NONE_MATCH],
+    responses={200: {"links": READ_LINKS}},
+)
 @failures()
 def read(session_id: str) -> flask.Response:
     """The session as the token's seat sees it, with its legal moves when it is its turn.
@@ -219,6 +279,7 @@ def delete(session_id: str) -> flask.Response:
     operationId="playMove",
     security=SEAT_TOKEN,
     parameters=[KEY_PARAMETER],
+    responses={200: {"links": MOVED_LINKS}},
     requestBody={
         "required": True,
         "content": {"application/json": {"schema": SessionMoveRequest}},

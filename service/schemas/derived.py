@@ -35,15 +35,37 @@ def ref(name: str) -> Shape:
 
 def resolved(shape: Any, title: str) -> Any:
     """`shape` with each reference to another shape of the game (`ref("Trumps")`) made a
-    $ref to the game's component (`BankTrumps`)."""
+    $ref to the game's component (`BankTrumps`), and its properties in generator-safe order
+    (`generator_safe`)."""
     if isinstance(shape, dict):
         if REF in shape:
             target = ref(f"{title}{shape[REF]}")
             return {**target, **{k: v for k, v in shape.items() if k != REF}}
-        return {key: resolved(value, title) for key, value in shape.items()}
+        found = {key: resolved(value, title) for key, value in shape.items()}
+        if isinstance(found.get("properties"), dict):
+            found["properties"] = generator_safe(found["properties"])
+        return found
     if isinstance(shape, list):
         return [resolved(item, title) for item in shape]
     return shape
+
+
+# openapi-python-client (0.29) reads an object into a local `d` and names each property's
+# value after the property: a property called `d` (Bank's suit D in `trumps.common`) would
+# overwrite the object before the properties after it are read. Declared last, it is read
+# last (the generator reads required properties before optional ones, so a required `d`
+# beside optional properties would still break it; no game declares one).
+SHADOWED = "d"
+
+
+def generator_safe(properties: dict[str, Any]) -> dict[str, Any]:
+    """`properties` with the one whose Python name would be `d` declared last (the wire format
+    and the required list do not change)."""
+    last = [name for name in properties if name.lower() == SHADOWED]
+    return {
+        **{name: shape for name, shape in properties.items() if name not in last},
+        **{name: properties[name] for name in last},
+    }
 
 
 def inlined(shape: Any, named: Mapping[str, Shape]) -> Any:

@@ -256,8 +256,9 @@ BOT_NEEDS_A_LEVEL = {
 
 
 class SessionSeatRequest(Schema):
-    class Meta:
-        description = "A human seat (no level) or a bot seat (with its level)."
+    """A human seat (no level) or a bot seat (with its level). No Meta.description: apispec
+    then leaves out `additionalProperties: false`, and the document would take the unknown
+    fields this schema refuses."""
 
     type = fields.String(required=True, validate=validate.OneOf(["human", "bot"]))
     level = fields.String(
@@ -294,7 +295,8 @@ class CreateSessionRequest(Schema):
         required=True,
         metadata={
             "description": "one entry per seat, as many as the game and its rules allow "
-            "(GET /v1/games), at least one human",
+            "(GET /v1/games), at least one human: a human seat (no level) or a bot seat (with "
+            "its level)",
             JSON_SCHEMA: {
                 "contains": {"properties": {"type": {"const": "human"}}},
                 "items": {"allOf": [{"$ref": SEAT_REQUEST}, BOT_NEEDS_A_LEVEL]},
@@ -569,23 +571,22 @@ def union_by_game(role: str) -> dict[str, Any]:
     return tagged_union(names, "game", list(games()))
 
 
-def session_events_of(name: str) -> dict[str, Any]:
-    return {"type": "array", "items": ref(f"{title_of(name)}SessionEvent")}
-
-
 def session_unions() -> dict[str, dict[str, Any]]:
     """The components that say "a session of any game": its answers, told apart by `game`;
     its events, as the long poll and the stream send them (an array of the session's game's
-    events: an empty array is any game's)."""
+    events, each read as any game's: the events carry no `game`)."""
     return {
         "SessionResponse": union_by_game("SessionResponse"),
         "SessionMoveResponse": union_by_game("SessionMoveResponse"),
         "CreateSessionRequest": union_by_game("CreateSessionRequest"),
-        **{f"{title_of(name)}SessionEvents": session_events_of(name) for name in games()},
         "SessionEvents": {
+            "type": "array",
             "description": "the events of the moves after the version asked for, each tagged "
-            "with its version, as this token may see them: those of the session's game",
-            "anyOf": [ref(f"{title_of(name)}SessionEvents") for name in games()],
+            "with its version, as this token may see them: those of the session's game (each "
+            "one of its <Game>SessionEvent; a timeout event reads alike in every game)",
+            # One array of any game's event, not one array per game: a generated client
+            # reads an array item by item, and the empty array is every game's.
+            "items": {"anyOf": [ref(f"{title_of(name)}SessionEvent") for name in games()]},
         },
         "TimeoutEvent": TIMEOUT_EVENT,
     }
@@ -650,18 +651,6 @@ class SessionStreamHeaders(Schema):
         metadata={
             "description": "resume after this version (what an EventSource sends on "
             "reconnecting): every later version once, in order"
-        },
-    )
-
-
-class SessionReadHeaders(Schema):
-    """A read's headers (documentation only: the route compares If-None-Match itself)."""
-
-    if_none_match = fields.String(
-        data_key="If-None-Match",
-        metadata={
-            "description": "the ETag of the answer the reader holds: while it is still the "
-            "answer, a 304 without a body"
         },
     )
 

@@ -15,8 +15,9 @@ def test_hosted_sessions_conform_to_openapi_yaml(case):
 
 
 class SessionSteps(schema.as_state_machine()):
-    """Stateful phase: the links of openapi.yaml chain a creation to reading the session,
-    moving, reading its events and ending it, with the id and token the creation gave."""
+    """Stateful phase: the links of openapi.yaml chain a creation to reading the session as
+    each seat, moving with the move and version that read listed, reading its events and
+    ending it with the same token (tests/service/test_openapi_links.py follows them by hand)."""
 
     def validate_response(self, response, case, **kwargs):
         case.validate_response(response, checks=CHECKS)

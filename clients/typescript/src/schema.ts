@@ -674,9 +674,9 @@ export interface components {
             /** @description Each suit's class for everybody: 0 plain, 1 trump (junior), 2 senior trump. */
             common: {
                 C: number;
-                D: number;
                 H: number;
                 S: number;
+                D: number;
             };
             /** @description per seat, its own trump suit under per_player, else null */
             personal: ("C" | "D" | "H" | "S" | null)[];
@@ -1106,7 +1106,6 @@ export interface components {
             /** @description per seat, the seconds left of its time bank as its current or next turn began (null without a time bank) */
             time_banks: number[] | null;
         };
-        /** @description A human seat (no level) or a bot seat (with its level). */
         SessionSeatRequest: {
             /** @enum {string} */
             type: "human" | "bot";
@@ -1124,7 +1123,7 @@ export interface components {
             game: "bank";
             /** @description the game's rules: a preset and any options that override it (GET /v1/games lists them); default: the game's default preset. The game checks them. */
             rules?: components["schemas"]["BankRules"];
-            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human */
+            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human: a human seat (no level) or a bot seat (with its level) */
             seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
             /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
@@ -1612,7 +1611,7 @@ export interface components {
             game: "basra";
             /** @description the game's rules: a preset and any options that override it (GET /v1/games lists them); default: the game's default preset. The game checks them. */
             rules?: components["schemas"]["BasraRules"];
-            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human */
+            /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human: a human seat (no level) or a bot seat (with its level) */
             seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
             /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
@@ -1633,10 +1632,8 @@ export interface components {
         SessionResponse: components["schemas"]["BankSessionResponse"] | components["schemas"]["BasraSessionResponse"];
         SessionMoveResponse: components["schemas"]["BankSessionMoveResponse"] | components["schemas"]["BasraSessionMoveResponse"];
         CreateSessionRequest: components["schemas"]["BankCreateSessionRequest"] | components["schemas"]["BasraCreateSessionRequest"];
-        BankSessionEvents: components["schemas"]["BankSessionEvent"][];
-        BasraSessionEvents: components["schemas"]["BasraSessionEvent"][];
-        /** @description the events of the moves after the version asked for, each tagged with its version, as this token may see them: those of the session's game */
-        SessionEvents: components["schemas"]["BankSessionEvents"] | components["schemas"]["BasraSessionEvents"];
+        /** @description the events of the moves after the version asked for, each tagged with its version, as this token may see them: those of the session's game (each one of its <Game>SessionEvent; a timeout event reads alike in every game) */
+        SessionEvents: (components["schemas"]["BankSessionEvent"] | components["schemas"]["BasraSessionEvent"])[];
         /** @description The server played for a seat: its time ran out, or it is absent. It leads the events of that version, the move's own events follow. */
         TimeoutEvent: {
             /**
@@ -2420,7 +2417,6 @@ export interface operations {
             };
             401: components["responses"]["PROBLEM"];
             404: components["responses"]["PROBLEM"];
-            422: components["responses"]["UNPROCESSABLE_ENTITY"];
             429: components["responses"]["TOO_MANY_REQUESTS"];
             /** @description the session store (Redis) did not answer within its timeout, the session changed too fast to commit (`unavailable`), or, on the long poll and the stream, this server holds as many waiting readers as it takes (`server-busy`); retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */
             503: {
