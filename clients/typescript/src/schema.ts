@@ -1125,7 +1125,7 @@ export interface components {
             rules?: components["schemas"]["BankRules"];
             /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human: a human seat (no level) or a bot seat (with its level) */
             seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
-            /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
             /** @description the turn timer: the seat to move must move within this many seconds of the commit that made it its turn, else the server plays for it (timeout_level) and that version's events start with {"type": "timeout", "seat": s}. Absent or null: no timer */
             turn_seconds?: number | null;
@@ -1613,7 +1613,7 @@ export interface components {
             rules?: components["schemas"]["BasraRules"];
             /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human: a human seat (no level) or a bot seat (with its level) */
             seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
-            /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
             /** @description the turn timer: the seat to move must move within this many seconds of the commit that made it its turn, else the server plays for it (timeout_level) and that version's events start with {"type": "timeout", "seat": s}. Absent or null: no timer */
             turn_seconds?: number | null;
@@ -1654,7 +1654,7 @@ export interface components {
         BankNewGameRequest: {
             /** @description default {"preset": "classic"} */
             rules?: components["schemas"]["BankRules"];
-            /** @description any string, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
             seed?: string;
             /**
              * @description 2, 3 or 4 (as the rules' seats_allowed permit); default 2
@@ -1703,7 +1703,7 @@ export interface components {
              * @enum {string}
              */
             level?: "random" | "greedy" | "expert";
-            /** @description any string, used as given ('' included); the bot's randomness: the same state, level and seed give the same hint. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); the bot's randomness: the same state, level and seed give the same hint. Drawn at random when omitted. */
             seed?: string;
         };
         BankHintAlternative: {
@@ -1721,7 +1721,7 @@ export interface components {
         BasraNewGameRequest: {
             /** @description default {"preset": "levantine"} */
             rules?: components["schemas"]["BasraRules"];
-            /** @description any string, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
             seed?: string;
             /**
              * @description 2 or 4 (as the rules' seats_allowed permit); default 2
@@ -1770,7 +1770,7 @@ export interface components {
              * @enum {string}
              */
             level?: "random" | "greedy" | "expert";
-            /** @description any string, used as given ('' included); the bot's randomness: the same state, level and seed give the same hint. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); the bot's randomness: the same state, level and seed give the same hint. Drawn at random when omitted. */
             seed?: string;
         };
         BasraHintAlternative: {
