@@ -1863,7 +1863,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Too many requests: over a rate limit of the client address or token (`rate-limited`; only where the service sets limits), or, on the long poll and the stream, the token's cap of open readers (`too-many-readers`). Retry after Retry-After. */
+        /** @description Too many requests: over a rate limit of the client address or token (`rate-limited`; limits are on unless the service turns them off), or, on the long poll and the stream, the token's cap of open readers (`too-many-readers`). Retry after Retry-After. */
         TOO_MANY_REQUESTS: {
             headers: {
                 /** @description seconds to wait before trying again */
