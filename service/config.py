@@ -73,6 +73,8 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "WEBHOOK_HOSTS": (None, optional_text),
     "WEBHOOK_SCAN_SECONDS": (0.5, float),
     "WEBHOOK_OUTBOX_TTL_SECONDS": (86400.0, float),
+    # Browser clients on other origins: "*" or comma-separated origins; unset: none.
+    "CORS_ORIGINS": (None, optional_text),
 }
 
 

@@ -388,7 +388,8 @@ export interface paths {
         /**
          * The session as the token's seat sees it, with its legal moves when it is its turn.
          *     With its owner's integrator key: what a spectator sees, with `seats` and `owner`
-         *     (another integrator's key: 404).
+         *     (another integrator's key: 404). With `If-None-Match: <its ETag>` an unchanged answer
+         *     is a 304 without a body.
          */
         get: operations["getSession"];
         put?: never;
@@ -2078,7 +2079,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Too many requests: over a rate limit of the client address or token (`rate-limited`; only where the service sets limits), or, on the long poll and the stream, the token's cap of open readers (`too-many-readers`). Retry after Retry-After. */
+        /** @description Too many requests: over a rate limit of the client address or token (`rate-limited`; limits are on unless the service turns them off), or, on the long poll and the stream, the token's cap of open readers (`too-many-readers`). Retry after Retry-After. */
         TOO_MANY_REQUESTS: {
             headers: {
                 /** @description seconds to wait before trying again */
@@ -2696,7 +2697,10 @@ export interface operations {
     getSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description the ETag of the answer the reader holds: while it is still the answer, a 304 without a body */
+                "If-None-Match"?: string;
+            };
             path: {
                 session_id: string;
             };
@@ -2707,11 +2711,22 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description a weak entity tag of this reader's answer: send it back in If-None-Match to be answered 304 while nothing changed */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SessionResponse"];
                 };
+            };
+            /** @description Not modified: the answer is still the one whose ETag came in If-None-Match (but for `time_left`, which counts down to `deadline`); no body. */
+            304: {
+                headers: {
+                    /** @description a weak entity tag of this reader's answer: send it back in If-None-Match to be answered 304 while nothing changed */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             401: components["responses"]["PROBLEM"];
             404: components["responses"]["PROBLEM"];
