@@ -138,11 +138,10 @@ def no_raw_dicts(value: Any, where: str = "answer") -> None:
 
 @dataclass
 class Operation:
-    """One operation of the document: where its generated code is found."""
+    """One operation of the document: where its generated code is found (both generators
+    name an operation's function after its operationId, which every operation has)."""
 
-    method: str
-    path: str
-    operation_id: str | None
+    name: str  # the operationId in snake case
     tag: str
     body: str | None  # the request body's component name
 
@@ -159,7 +158,7 @@ def operations(document: dict) -> dict[tuple[str, str], Operation]:
             ).get("schema", {})
             body = schema["$ref"].rsplit("/", 1)[1] if "$ref" in schema else None
             found[method, path] = Operation(
-                method, path, operation.get("operationId"), operation["tags"][0], body
+                snake(operation["operationId"]), operation["tags"][0], body
             )
     return found
 
@@ -225,11 +224,8 @@ class PythonClientDriver(Driver):
         return self.clients[token]
 
     def module(self, operation: Operation) -> Any:
-        if operation.operation_id:
-            name = snake(operation.operation_id)
-        else:
-            name = snake(f"{operation.method}_{operation.path.replace('{', '').replace('}', '')}")
-        return importlib.import_module(f"{self.package.__name__}.api.{snake(operation.tag)}.{name}")
+        package = self.package.__name__
+        return importlib.import_module(f"{package}.api.{snake(operation.tag)}.{operation.name}")
 
     def model(self, name: str, data: dict) -> Any:
         module = importlib.import_module(f"{self.package.__name__}.models.{snake(name)}")
@@ -260,11 +256,7 @@ class GeneratorDriver(Driver):
 
     def method(self, operation: Operation, token: str | None) -> Callable[..., Any]:
         api = getattr(self.package, f"{camel(operation.tag)}Api")(self.client(token))
-        if operation.operation_id:
-            name = snake(operation.operation_id)
-        else:
-            name = snake(f"{operation.path.replace('{', '').replace('}', '')}_{operation.method}")
-        return getattr(api, f"{name}_with_http_info")
+        return getattr(api, f"{operation.name}_with_http_info")
 
     def model(self, name: str, data: dict) -> Any:
         return getattr(self.package, name).from_dict(data)
