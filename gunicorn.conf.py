@@ -19,11 +19,12 @@ bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 # monkey-patched the worker. GUNICORN_WORKER_CLASS=gthread restores threads (GUNICORN_THREADS).
 worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gevent")
 worker_connections = int(os.environ.get("GUNICORN_WORKER_CONNECTIONS", "1000"))
-# The rules engine is CPU-bound: one process per core. Without REDIS_URL hosted sessions live
-# in one process's memory (the in-process store), so then there is exactly one worker.
+# The rules engine is CPU-bound: one process per core. Without Redis (REDIS_URL or
+# REDIS_SENTINELS) hosted sessions live in one process's memory (the in-process store), so
+# then there is exactly one worker.
 workers = (
     int(os.environ.get("WEB_CONCURRENCY", os.cpu_count() or 1))
-    if os.environ.get("REDIS_URL")
+    if os.environ.get("REDIS_URL") or os.environ.get("REDIS_SENTINELS")
     else 1
 )
 threads = int(os.environ.get("GUNICORN_THREADS", "8"))

@@ -9,6 +9,7 @@ from typing import Any
 
 from engine.cards import CardError, parse_card
 from engine.errors import GameError, StateError, shown
+from engine.shapes import MAX_SEED_LENGTH
 
 
 def keys_of(data: object, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
@@ -66,6 +67,14 @@ def text(value: object, path: str, nullable: bool = False) -> str | None:
     if not isinstance(value, str):
         raise StateError(path, "must be a string")
     return value
+
+
+def seed(value: object, path: str) -> str | None:
+    """A state's seed: absent, or a string of at most MAX_SEED_LENGTH characters."""
+    found = text(value, path, nullable=True)
+    if found is not None and len(found) > MAX_SEED_LENGTH:
+        raise StateError(path, f"must be at most {MAX_SEED_LENGTH} characters")
+    return found
 
 
 def one_value(value: object, path: str, allowed: tuple[str, ...]) -> str:

@@ -19,6 +19,9 @@ Shape = dict[str, Any]
 # Every form engine/cards.py `parse_card` reads.
 CARD_PATTERN = "^(?:[A2-9TJQKatjqk]|10)[CDHScdhs]$"
 KINDS = {bool: "boolean", int: "integer", str: "string"}
+# A seed is any string up to this long: it is stored with each session and its state, so a
+# client cannot make either as large as it likes.
+MAX_SEED_LENGTH = 128
 # The marker of a reference to another shape of the same game, resolved by the service.
 REF = "$game_ref"
 
@@ -63,6 +66,11 @@ def boolean(description: str = "") -> Shape:
 
 def string(description: str = "", **more: Any) -> Shape:
     return described({"type": "string", **more}, description)
+
+
+def seed(description: str = "") -> Shape:
+    """A seed: any string of at most MAX_SEED_LENGTH characters."""
+    return string(description, maxLength=MAX_SEED_LENGTH)
 
 
 def const(value: str, description: str = "") -> Shape:

@@ -11,6 +11,7 @@ from flask_swagger_ui import get_swaggerui_blueprint
 from engine.game import games as registered_games
 from service.config import load_config
 from service.errors import ProblemApi, install_problems
+from service.headers import install_cors, install_no_store
 from service.json import OrjsonProvider
 from service.limits import BoundedBody, RateLimitsDocumented, install_rate_limits
 from service.logs import install_logging
@@ -52,6 +53,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
         # First, so its clock starts before any other hook can answer the request.
         install_metrics(app)
     install_request_id(app)
+    install_cors(app, settings)
+    install_no_store(app)
     install_rate_limits(app)
     api = ProblemApi(app, spec_kwargs={"extra_plugins": [RateLimitsDocumented()]})
     document(api.spec)

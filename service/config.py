@@ -18,6 +18,12 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "REDIS_URL": (None, optional_text),
     # REDIS_URL names any node of a Redis Cluster: the cluster client finds the rest.
     "REDIS_CLUSTER": (False, flag),
+    # Or a Sentinel-managed primary: REDIS_SENTINELS=host:port,… and the master's name.
+    "REDIS_SENTINELS": (None, optional_text),
+    "REDIS_SENTINEL_MASTER": (None, optional_text),
+    # Durable acknowledgements: a call answers only once this many replicas have every write
+    # up to it (WAIT, within REDIS_TIMEOUT_SECONDS; else 503).
+    "REDIS_MIN_REPLICAS": (0, int),
     "MAX_BODY_BYTES": (64 * 1024, int),
     "READY_TIMEOUT_SECONDS": (0.5, float),
     "SESSION_TTL_SECONDS": (86400.0, float),
@@ -29,19 +35,31 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     # A client's seed in a session with two or more human seats (tests, replays): its
     # chooser would know every hand, so by default only the server's secret seed deals there.
     "CLIENT_SEEDS": (False, flag),
-    # Operations: metrics at GET /metrics, Redis failing fast, rate limits (off when unset).
+    # Operations: metrics at GET /metrics, Redis failing fast.
     "METRICS": (True, flag),
     "LOG_LEVEL": ("info", str),
     "REDIS_TIMEOUT_SECONDS": (1.5, float),
     "READY_GRACE_SECONDS": (5.0, float),
-    "RATE_LIMIT_ADDRESS": (None, optional_text),
-    "RATE_LIMIT_TOKEN": (None, optional_text),
+    # Rate limits, on unless RATE_LIMITS is off (each one off when set empty): per client
+    # address, per seat token, and per address in cost units for what costs a worker's CPU
+    # (a creation costs 1 plus 10 per expert bot seat; see service.limits).
+    "RATE_LIMITS": (True, flag),
+    "RATE_LIMIT_ADDRESS": ("50/second;1500/minute", optional_text),
+    "RATE_LIMIT_TOKEN": ("20/second;600/minute", optional_text),
+    "RATE_LIMIT_COSTLY": ("120/minute", optional_text),
+    # /metrics answers only with this bearer token when it is set.
+    "METRICS_TOKEN": (None, optional_text),
+    # Each worker's Redis connection pool (per node on a cluster): at most this many
+    # connections; a call that cannot get one within REDIS_TIMEOUT_SECONDS is a 503.
+    "REDIS_MAX_CONNECTIONS": (64, int),
     # Waiting readers (event streams and long polls): at most this many per token (then
     # 429) and per worker (then 503; unset: three quarters of GUNICORN_WORKER_CONNECTIONS),
     # so that waiting readers never take the connections a move needs.
     "MAX_WAITERS_PER_TOKEN": (4, int),
     "MAX_WAITERS": (None, int),
     "GUNICORN_WORKER_CONNECTIONS": (1000, int),
+    # Browser clients on other origins: "*" or comma-separated origins; unset: none.
+    "CORS_ORIGINS": (None, optional_text),
 }
 
 

@@ -346,7 +346,8 @@ RETRY_AFTER = {
 RETRIED = (HTTPStatus.TOO_MANY_REQUESTS, HTTPStatus.SERVICE_UNAVAILABLE)
 RESPONSE_DESCRIPTIONS = {
     HTTPStatus.TOO_MANY_REQUESTS: "Too many requests: over a rate limit of the client address "
-    "or token (`rate-limited`; only where the service sets limits), or, on the long poll and "
+    "or token (`rate-limited`; limits are on unless the service turns them off), or, on the "
+    "long poll and "
     "the stream, the token's cap of open readers (`too-many-readers`). Retry after "
     "Retry-After.",
 }

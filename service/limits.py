@@ -13,7 +13,9 @@ from apispec import BasePlugin
 from flask_limiter import ApplicationLimit, Limiter, RateLimitExceeded
 from limits import parse_many
 
+from service.auth import bearer_token
 from service.errors import problem
+from service.store.redis_store import Target
 
 WSGIApp = Any  # a WSGI callable: (environ, start_response) -> iterable of bytes
 READ_SIZE = 64 * 1024
@@ -60,7 +62,17 @@ LIMITER = "rate_limiter"  # its key in app.extensions (Flask-Limiter's own holds
 # The limiter's own Redis calls give up sooner than the sessions' (REDIS_TIMEOUT_SECONDS):
 # on a hung Redis it falls back to counting in memory instead of adding its wait to theirs.
 LIMITER_TIMEOUT = 0.25
-SCOPES = {"address": "this client address", "token": "this seat token"}
+SCOPES = {
+    "address": "this client address",
+    "token": "this seat token",
+    "costly": "this client address in cost units (a creation costs 1 + 10 per expert bot)",
+}
+# RATE_LIMIT_COSTLY's units: what an expert bot's search costs beside a plain request
+# (~0.1 s of CPU against a few ms; `python -m bench.bots`).
+EXPERT_COST = 10
+MOST_SEATS = 8  # seats counted in a creation's cost (more is a 422 anyway)
+CREATE_RULE = "/v1/sessions"
+HINT_RULE = "/hint"
 
 
 class RateLimitsDocumented(BasePlugin):
@@ -82,25 +94,16 @@ def client_address() -> str:
     return flask.request.remote_addr or "unknown"
 
 
-def bearer_token() -> str | None:
-    scheme, _, token = flask.request.headers.get("Authorization", "").strip().partition(" ")
-    return token.strip() or None if scheme.lower() == "bearer" else None
-
-
 def token_key() -> str:
     """The seat token's digest: a limit's key names no token, in Redis or anywhere."""
     return hashlib.sha256((bearer_token() or "").encode()).hexdigest()
 
 
 def storage_uri(config: Mapping[str, Any]) -> str:
-    """Flask-Limiter's storage: the sessions' Redis (its cluster when REDIS_CLUSTER is on),
-    so every worker and host counts together; this process's memory without Redis."""
-    url = config["REDIS_URL"]
-    if not url:
-        return "memory://"
-    if config["REDIS_CLUSTER"]:
-        return "redis+cluster://" + url.split("://", 1)[1]
-    return url
+    """Flask-Limiter's storage: the sessions' Redis (its cluster, its Sentinels), so every
+    worker and host counts together; this process's memory without Redis."""
+    target = Target.of(config)
+    return "memory://" if target is None else target.limiter_uri()
 
 
 def checked(name: str, config: Mapping[str, Any]) -> str:
@@ -124,10 +127,34 @@ def too_many(error: RateLimitExceeded) -> flask.Response:
     return problem(429, detail, headers={"Retry-After": str(wait)})
 
 
+def request_cost() -> int:
+    """What a request costs a worker's CPU, in units of a plain request: a session creation
+    1 plus EXPERT_COST per expert bot seat (their opening moves are searched before the
+    answer), an expert hint EXPERT_COST; 0 for anything else, which RATE_LIMIT_COSTLY then
+    does not count."""
+    request = flask.request
+    rule = request.url_rule.rule if request.url_rule is not None else ""
+    if request.method != "POST" or not (rule == CREATE_RULE or rule.endswith(HINT_RULE)):
+        return 0
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        return 1
+    if rule.endswith(HINT_RULE):
+        return EXPERT_COST if body.get("level", "expert") == "expert" else 1
+    seats = body.get("seats")
+    seats = seats[:MOST_SEATS] if isinstance(seats, list) else []
+    experts = sum(isinstance(seat, dict) and seat.get("level") == "expert" for seat in seats)
+    return 1 + EXPERT_COST * experts
+
+
 def install_rate_limits(app: flask.Flask) -> None:
-    """Per client address (RATE_LIMIT_ADDRESS) and per seat token (RATE_LIMIT_TOKEN), each
-    in Flask-Limiter's notation, e.g. "20/second;600/minute". Off when neither is set."""
+    """Per client address (RATE_LIMIT_ADDRESS), per seat token (RATE_LIMIT_TOKEN) and per
+    client address in cost units (RATE_LIMIT_COSTLY), each in Flask-Limiter's notation, e.g.
+    "20/second;600/minute". On by default; RATE_LIMITS=false turns them all off, an empty
+    setting that one."""
     config = app.config
+    if not config["RATE_LIMITS"]:
+        return
     limits = []
     if config["RATE_LIMIT_ADDRESS"]:
         limits.append(
@@ -139,8 +166,15 @@ def install_rate_limits(app: flask.Flask) -> None:
             ApplicationLimit(checked("RATE_LIMIT_TOKEN", config), key_function=token_key,
                              scope="token", exempt_when=lambda: bearer_token() is None)
         )  # fmt: skip
+    if config["RATE_LIMIT_COSTLY"]:
+        limits.append(
+            ApplicationLimit(checked("RATE_LIMIT_COSTLY", config), key_function=client_address,
+                             scope="costly", cost=request_cost,
+                             exempt_when=lambda: request_cost() == 0)
+        )  # fmt: skip
     if not limits:
         return
+    shared = Target.of(config) is not None
     limiter = Limiter(
         client_address,
         app=app,
@@ -148,9 +182,10 @@ def install_rate_limits(app: flask.Flask) -> None:
         strategy="sliding-window-counter",
         storage_uri=storage_uri(config),
         storage_options={"socket_timeout": LIMITER_TIMEOUT,
-                         "socket_connect_timeout": LIMITER_TIMEOUT}
-        if config["REDIS_URL"] else {},
-        in_memory_fallback_enabled=bool(config["REDIS_URL"]),
+                         "socket_connect_timeout": LIMITER_TIMEOUT,
+                         "max_connections": int(config["REDIS_MAX_CONNECTIONS"])}
+        if shared else {},
+        in_memory_fallback_enabled=shared,
         swallow_errors=True,
         key_prefix=LIMITS_PREFIX,
     )  # fmt: skip

@@ -13,6 +13,8 @@ outcomes, never a request body, a header, a token, a seed or a state (which hold
 
 import logging
 import sys
+import threading
+import time
 
 import flask
 from pythonjsonlogger.json import JsonFormatter
@@ -52,3 +54,42 @@ def install_logging(app: flask.Flask) -> None:
     logger = logging.getLogger(LOGGER)
     logger.handlers = [json_handler()]
     logger.setLevel(str(app.config["LOG_LEVEL"]).upper())
+
+
+class Outage:
+    """What one background loop (turn timers, the pub/sub listener, webhook delivery) says
+    about an outage of what it depends on: one warning when the outage starts, one when it
+    ends (how long it lasted, how many attempts failed), nothing in between, however often
+    the loop retries."""
+
+    def __init__(self, logger: logging.Logger, loop: str) -> None:
+        self.logger = logger
+        self.loop = loop
+        self.failures = 0  # failed attempts in the current (or the latest) outage
+        self._since: float | None = None  # when the outage began (monotonic), None: no outage
+        self._lock = threading.Lock()
+
+    def failed(self, error: BaseException) -> None:
+        """The loop's latest attempt failed: logged only when it starts an outage."""
+        with self._lock:
+            starts = self._since is None
+            if starts:
+                self._since, self.failures = time.monotonic(), 0
+            self.failures += 1
+        if starts:
+            self.logger.warning(
+                "%s: Redis unreachable, retrying quietly until it is back: %s: %s",
+                self.loop, type(error).__name__, error, extra={"loop": self.loop},
+            )  # fmt: skip
+
+    def succeeded(self) -> None:
+        """The loop's latest attempt worked: logged only when it ends an outage."""
+        with self._lock:
+            since, self._since = self._since, None
+        if since is not None:
+            lasted = round(time.monotonic() - since, 1)
+            self.logger.warning(
+                "%s: Redis reachable again after %s s (%d failed attempts)",
+                self.loop, lasted, self.failures,
+                extra={"loop": self.loop, "outage_seconds": lasted, "failures": self.failures},
+            )  # fmt: skip

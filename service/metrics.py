@@ -10,6 +10,7 @@ method, the status, a game name, a bot level, a store operation and its outcome.
 id, token, seed or card is ever a label value.
 """
 
+import hmac
 import os
 import time
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,9 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+
+from service.auth import bearer_token
+from service.errors import problem
 
 if TYPE_CHECKING:
     from service.hosted.commit import Facts
@@ -95,7 +99,8 @@ def exposition() -> bytes:
 
 
 def install_metrics(app: flask.Flask) -> None:
-    """Time every request and serve GET /metrics; only when METRICS is on."""
+    """Time every request and serve GET /metrics; only when METRICS is on, and only to the
+    bearer of METRICS_TOKEN when that is set."""
     # The labelled histogram of each route, method and status, looked up once: labels()
     # checks and locks on every call and costs three times the observation itself.
     timers: dict[tuple[str, str, int], Any] = {}
@@ -121,6 +126,16 @@ def install_metrics(app: flask.Flask) -> None:
             STORE_UNAVAILABLE.labels(key[0]).inc()
         return response
 
+    token = app.config.get("METRICS_TOKEN")
+
     @app.get(METRICS_PATH)
     def metrics() -> flask.Response:
+        if token and not bearer_is(token):
+            return problem(401, "GET /metrics needs METRICS_TOKEN as a bearer token",
+                           headers={"WWW-Authenticate": 'Bearer realm="metrics"'})  # fmt: skip
         return flask.Response(exposition(), content_type=CONTENT_TYPE_LATEST)
+
+
+def bearer_is(token: str) -> bool:
+    """Whether the request's bearer token is `token`, compared in constant time."""
+    return hmac.compare_digest((bearer_token() or "").encode(), token.encode())

@@ -1,6 +1,7 @@
 """The fixtures every test module shares: real throwaway Redis servers and clusters, the
 app and its test client, and hosted sessions over both stores (real HTTP or the core)."""
 
+import os
 import time
 
 import pytest
@@ -15,6 +16,12 @@ from tests.redis_server import RedisServer
 from tests.service.sessions_client import serve
 
 STARTED = pytest.StashKey[float]()
+
+# The suite plays whole games from one loopback address as fast as it can, a flood by design:
+# rate limits (on by default) are off for every app and gunicorn it starts, through the
+# environment that both read. tests/service/test_rate_limits.py turns them on and shows the
+# defaults bite.
+os.environ["RATE_LIMITS"] = "false"
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from engine.shapes import (
     nullable,
     obj,
     ref,
-    string,
+    seed,
 )
 
 MAX_SEAT = max(SEAT_COUNTS) - 1
@@ -63,7 +63,7 @@ STATE = obj(
         **PUBLIC,
         "hands": per_seat(cards()),
         "stock": cards("stock[0] is drawn next"),
-        "seed": string("what later deals derive from"),
+        "seed": seed("what later deals derive from"),
     },
     optional=("seed",),
     description="A whole Bank game. Post it back as the server wrote it; the server checks "

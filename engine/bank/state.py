@@ -178,7 +178,7 @@ def read_state(data: object) -> State:
         winner=fields.seat(data["winner"], seats, "winner", nullable=True),
         winners=fields.ascending_seats(data["winners"], seats, "winners"),
         tiebreak=read_tiebreak(data["tiebreak"], seats),
-        seed=fields.text(data.get("seed"), "seed", nullable=True),
+        seed=fields.seed(data.get("seed"), "seed"),
     )
     check_cards(state)
     check_trumps(state)

@@ -16,7 +16,7 @@ from engine.shapes import (
     nullable,
     obj,
     ref,
-    string,
+    seed,
 )
 
 MAX_SEAT = max(SEAT_COUNTS) - 1
@@ -64,7 +64,7 @@ STATE = obj(
         "hands": per_seat(cards()),
         **PILES,
         "stock": cards("the next to be dealt first"),
-        "seed": string("what later deals derive from"),
+        "seed": seed("what later deals derive from"),
     },
     optional=("seed",),
     description="A whole Basra game. Post it back as the server wrote it; the server checks "

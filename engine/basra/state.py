@@ -99,7 +99,7 @@ def read_state(data: object) -> State:
         round=fields.integer(data["round"], "round", minimum=1, maximum=MAX_ROUNDS),
         status=fields.one_value(data["status"], "status", (PLAYING, MATCH_OVER)),
         winner=fields.seat(data["winner"], SIDES, "winner", nullable=True),
-        seed=fields.text(data.get("seed"), "seed", nullable=True),
+        seed=fields.seed(data.get("seed"), "seed"),
     )
     check_cards(state)
     check_deal(state)

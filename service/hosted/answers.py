@@ -5,6 +5,8 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from engine.game import Events, Game
 from service.hosted.records import Record
 
@@ -70,6 +72,14 @@ def seat_answer(record: Record, seat: int | None, now: float) -> dict[str, Any]:
         "deal": deal(record.game, record.state),
         **timing(record, now),
     }
+
+
+def entity_tag(answer: dict[str, Any]) -> str:
+    """A weak entity tag of a read's answer: the digest of all it says but `time_left`
+    (which only counts down to `deadline`). Different readers see different views, so their
+    tags differ; the digest names no token."""
+    said = {key: value for key, value in answer.items() if key != "time_left"}
+    return hashlib.sha256(orjson.dumps(said)).hexdigest()[:32]
 
 
 def move_answer(record: Record, seat: int, batches: list[Events], now: float) -> dict[str, Any]:

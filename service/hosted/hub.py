@@ -21,14 +21,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
-import redis
 
 from engine.game import Events
 from service.errors import KINDS
 from service.hosted.commit import Facts
 from service.hosted.problems import Busy
 from service.hosted.records import Record
+from service.logs import Outage
 from service.store import SessionStore
+from service.store.redis_store import UNREACHABLE
 
 if TYPE_CHECKING:
     from service.hosted.timers import Timers
@@ -290,18 +291,19 @@ class RedisHub(Hub):
         store: SessionStore,
         max_waiters: int,
         max_per_token: int,
-        url: str,
+        subscriber: Callable[[], Any],
         pattern: str,
         session_of: Callable[[str], str | None],
     ) -> None:
         super().__init__(store, max_waiters, max_per_token)
-        self.url = url
+        self.subscriber = subscriber
         self.pattern = pattern
         self.session_of = session_of
         self._listener: threading.Thread | None = None
         self._subscribed = threading.Event()
         self._stopping = threading.Event()
         self._start_lock = threading.Lock()
+        self.outage = Outage(log, "live hub")
 
     def started(self) -> None:
         """Start the listener (once, in the process that uses it: never before a fork) and
@@ -321,13 +323,13 @@ class RedisHub(Hub):
 
     def _listen(self) -> None:
         while not self._stopping.is_set():
-            client = redis.Redis.from_url(self.url, socket_connect_timeout=2.0)
+            client = self.subscriber()
             try:
                 with client.pubsub(ignore_subscribe_messages=False) as pubsub:
                     pubsub.psubscribe(self.pattern)
                     self._relay(pubsub)
-            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
-                log.warning("live hub lost Redis, reconnecting: %s", error)
+            except UNREACHABLE as error:
+                self.outage.failed(error)
             finally:
                 self._subscribed.clear()
                 client.close()
@@ -341,6 +343,7 @@ class RedisHub(Hub):
             if message is None:
                 continue
             if message["type"] == "psubscribe":
+                self.outage.succeeded()
                 self._subscribed.set()
                 self.changed_everywhere()
             elif message["type"] == "pmessage":

@@ -4,9 +4,7 @@ compare-and-set like any move."""
 
 import threading
 from abc import ABC, abstractmethod
-
-import redis
-from redis.cluster import RedisCluster
+from typing import Any
 
 from service.store.redis_store import reachable
 
@@ -87,9 +85,9 @@ class RedisSchedule(Schedule):
     KEY = "cards:{timers}:deadlines"
     MOST = 200  # claimed per scan
 
-    def __init__(self, url: str, cluster: bool = False, timeout: float = 1.5) -> None:
-        kind = RedisCluster if cluster else redis.Redis
-        self.client = kind.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+    def __init__(self, client: Any) -> None:
+        """On `client`: the store's (its bounded pool, its timeouts, decoded replies)."""
+        self.client = client
         self._claim = self.client.register_script(CLAIM)
         self._settle = self.client.register_script(SETTLE)
 
@@ -101,7 +99,7 @@ class RedisSchedule(Schedule):
         mark = ms(now) + ms(lease)
         with reachable():
             due = self._claim(keys=[self.KEY], args=[ms(now), ms(lease), self.MOST])
-        return [(session_id.decode(), mark / 1000) for session_id in due]
+        return [(session_id, mark / 1000) for session_id in due]
 
     def settle(self, session_id: str, mark: float, deadline: float | None) -> None:
         later = "" if deadline is None else ms(deadline)
@@ -109,4 +107,4 @@ class RedisSchedule(Schedule):
             self._settle(keys=[self.KEY], args=[session_id, ms(mark), later])
 
     def close(self) -> None:
-        self.client.close()
+        """Nothing of its own to release: the store closes the client."""

@@ -58,7 +58,7 @@ from service.hosted.tokens import (
     new_token,
 )
 from service.schemas.envelopes import SessionMoveRequest
-from service.store import Outcome, SessionStore, open_store
+from service.store import Outcome, RedisStore, SessionStore, open_store
 from service.store.redis_store import CHANGED_PATTERN, session_of_channel
 
 log = logging.getLogger("service.sessions")
@@ -415,17 +415,15 @@ def seat_entry(seat: int, kind: Seat, token: str | None) -> dict[str, Any]:
 
 
 def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
-    """Hosted sessions as service.config's settings ask: on Redis when REDIS_URL is set
-    (shared by every process), else in this process. `clock` tells the time turn timers
-    run on (the epoch's seconds)."""
+    """Hosted sessions as service.config's settings ask: on Redis when REDIS_URL (or
+    REDIS_SENTINELS) is set (shared by every process), else in this process. `clock` tells
+    the time turn timers run on (the epoch's seconds)."""
     store = open_store(config)
-    url = config["REDIS_URL"]
     caps = (int(config["MAX_WAITERS"]), int(config["MAX_WAITERS_PER_TOKEN"]))
-    if url:
-        hub: Hub = RedisHub(store, *caps, url, CHANGED_PATTERN, session_of_channel)
-        schedule = RedisSchedule(
-            url, bool(config["REDIS_CLUSTER"]), float(config["REDIS_TIMEOUT_SECONDS"])
-        )
+    if isinstance(store, RedisStore):
+        subscriber = store.target.subscriber
+        hub: Hub = RedisHub(store, *caps, subscriber, CHANGED_PATTERN, session_of_channel)
+        schedule = RedisSchedule(store.client)
     else:
         hub, schedule = Hub(store, *caps), MemorySchedule()
     followers: list[Follower] = [hub.committed, logged]

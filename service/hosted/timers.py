@@ -8,6 +8,7 @@ import threading
 from service.hosted.commit import Commits, due_play
 from service.hosted.records import Record, load
 from service.hosted.schedule import Schedule
+from service.logs import Outage
 from service.store import Outcome, SessionStore, StoreUnavailable
 
 log = logging.getLogger("service.sessions")
@@ -24,6 +25,7 @@ class Timers:
         self.clock = clock
         self._scanner: threading.Thread | None = None
         self._stopping = threading.Event()
+        self.outage = Outage(log, "turn timers")
 
     def fire_on(self, record: Record) -> Record | None:
         """`record` itself when nothing is due on it, the session after the timeout (or the
@@ -55,15 +57,20 @@ class Timers:
 
     def fire_due(self) -> int:
         """One scan of the schedule: fire every due timer this process can claim; how many
-        sessions it looked at."""
+        sessions it looked at. StoreUnavailable when the schedule or any of them could not
+        be reached (after trying the others)."""
         claimed = self.schedule.claim(self.clock(), TIMER_LEASE_SECONDS)
+        failure = None
         for session_id, mark in claimed:
             try:
                 deadline = self.fire(session_id)
+                self.schedule.settle(session_id, mark, deadline)
             except StoreUnavailable as error:
-                log.warning("turn timer not fired: %s", error)
-                continue
-            self.schedule.settle(session_id, mark, deadline)
+                # Its claim runs out and a later scan tries again; on a cluster, sessions
+                # on the other masters fire meanwhile.
+                failure = error
+        if failure is not None:
+            raise failure
         return len(claimed)
 
     def start(self, every: float = 0.5) -> None:
@@ -79,8 +86,12 @@ class Timers:
         while not self._stopping.wait(every):
             try:
                 self.fire_due()
+            except StoreUnavailable as error:
+                self.outage.failed(error)
             except Exception:  # the scanner must outlive any one bad scan
                 log.exception("turn timer scan failed")
+            else:
+                self.outage.succeeded()
 
     def close(self) -> None:
         self._stopping.set()

@@ -18,6 +18,7 @@ from service.errors import (
     UnsupportedBody,
     invalid,
 )
+from service.hosted.answers import entity_tag
 from service.hosted.problems import StaleVersion, unavailable
 from service.hosted.sessions import Sessions, open_sessions
 from service.hosted.tokens import MAX_KEY_LENGTH
@@ -60,6 +61,22 @@ KEY_PARAMETER = {
 }
 FAILURES = (401, 404)
 LOCATION = {"Location": {"schema": {"type": "string"}, "description": "the new session's path"}}
+# A manual parameter list: the read has no other (a list here replaces the generated one).
+IF_NONE_MATCH = {
+    "in": "header",
+    "name": "If-None-Match",
+    "required": False,
+    "schema": {"type": "string"},
+    "description": "the ETag of the answer the reader holds: while it is still the answer, a "
+    "304 without a body",
+}
+ETAG = {
+    "ETag": {
+        "schema": {"type": "string"},
+        "description": "a weak entity tag of this reader's answer: send it back in "
+        "If-None-Match to be answered 304 while nothing changed",
+    }
+}
 
 
 def session_operation(path: str, method: str) -> str:
@@ -218,12 +235,32 @@ def create(body: dict[str, Any]) -> flask.Response:
 
 
 @blp.route("/<session_id>", methods=["GET"])
-@blp.response(200, SessionResponse)
-@blp.doc(operationId="getSession", security=SEAT_TOKEN, responses={200: {"links": READ_LINKS}})
+@blp.response(200, SessionResponse, headers=ETAG)
+@blp.alt_response(
+    304,
+    headers=ETAG,
+    description="Not modified: the answer is still the one whose ETag came in If-None-Match "
+    "(but for `time_left`, which counts down to `deadline`); no body.",
+)
+@blp.doc(
+    operationId="getSession",
+    security=SEAT_TOKEN,
+    parameters=[IF_NONE_MATCH],
+    responses={200: {"links": READ_LINKS}},
+)
 @failures()
 def read(session_id: str) -> flask.Response:
-    """The session as the token's seat sees it, with its legal moves when it is its turn."""
-    return answer(sessions().read(session_id, authorization()))
+    """The session as the token's seat sees it, with its legal moves when it is its turn.
+    With `If-None-Match: <its ETag>` an unchanged answer is a 304 without a body."""
+    body = sessions().read(session_id, authorization())
+    tag = entity_tag(body)
+    if flask.request.if_none_match.contains_weak(tag):
+        response = flask.Response(status=304)
+        response.headers.remove("Content-Type")
+    else:
+        response = answer(body)
+    response.set_etag(tag, weak=True)
+    return response
 
 
 @blp.route("/<session_id>", methods=["DELETE"])
@@ -296,7 +333,7 @@ def stream(query: dict[str, Any], session_id: str) -> flask.Response:
     return flask.Response(
         messages,
         mimetype="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        headers={"X-Accel-Buffering": "no"},  # Cache-Control: no-store, as the whole API
     )
 
 

@@ -17,6 +17,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from engine.bots import LEVELS
 from engine.game import games, get_game
+from engine.shapes import MAX_SEED_LENGTH
 from service.errors import ProblemSchema
 from service.hosted.records import DEFAULT_TIMEOUT_LEVEL, MAX_SPECTATORS
 from service.schemas.derived import TIMEOUT_EVENT, move_errors, ref, tagged_union, title_of
@@ -84,10 +85,11 @@ class MoveField(fields.Raw):
 
 def seed_field(what: str) -> fields.String:
     return fields.String(
+        validate=validate.Length(max=MAX_SEED_LENGTH),
         metadata={
-            "description": f"any string, used as given ('' included); {what}. "
-            "Drawn at random when omitted."
-        }
+            "description": f"any string of at most {MAX_SEED_LENGTH} characters, used as given "
+            f"('' included); {what}. Drawn at random when omitted."
+        },
     )
 
 

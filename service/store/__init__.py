@@ -1,4 +1,5 @@
-"""Where hosted sessions live: Redis when REDIS_URL is configured, else this process."""
+"""Where hosted sessions live: Redis when REDIS_URL (or REDIS_SENTINELS) is configured,
+else this process."""
 
 from collections.abc import Mapping
 from typing import Any
@@ -13,7 +14,7 @@ from service.store.base import (
     StoreUnavailable,
 )
 from service.store.memory import MemoryStore
-from service.store.redis_store import RedisStore
+from service.store.redis_store import RedisStore, Target
 
 __all__ = [
     "Change",
@@ -30,8 +31,8 @@ __all__ = [
 
 
 def open_store(config: Mapping[str, Any]) -> SessionStore:
-    """The store the configuration (service.config's settings) asks for: REDIS_URL selects
-    Redis; its calls measured when METRICS is on."""
+    """The store the configuration (service.config's settings) asks for: REDIS_URL or
+    REDIS_SENTINELS selects Redis; its calls measured when METRICS is on."""
     store = backend(config)
     store.metrics = bool(config["METRICS"])
     return store
@@ -39,13 +40,16 @@ def open_store(config: Mapping[str, Any]) -> SessionStore:
 
 def backend(config: Mapping[str, Any]) -> SessionStore:
     ttl = float(config["SESSION_TTL_SECONDS"])
-    if not config["REDIS_URL"]:
+    target = Target.of(config)
+    if target is None:
         return MemoryStore(ttl)
     return RedisStore(
-        config["REDIS_URL"],
+        target,
         ttl,
         ready_timeout=float(config["READY_TIMEOUT_SECONDS"]),
         timeout=float(config["REDIS_TIMEOUT_SECONDS"]),
         ready_grace=float(config["READY_GRACE_SECONDS"]),
         cluster=bool(config["REDIS_CLUSTER"]),
+        max_connections=int(config["REDIS_MAX_CONNECTIONS"]),
+        min_replicas=int(config["REDIS_MIN_REPLICAS"]),
     )

@@ -22,15 +22,19 @@ of one master, and sessions spread over the masters by id. A creation's answer h
 its own (its key's digest): it is one key alone. PUBLISH reaches every node of a cluster.
 """
 
+import contextlib
+import functools
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import redis
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
+from redis.sentinel import Sentinel, SentinelConnectionPool
 
 from service.store.base import Change, Commit, Outcome, Session, SessionStore, StoreUnavailable
 
@@ -44,42 +48,62 @@ CONNECT_TIMEOUT = 1.0
 # /readyz answers 503 only once Redis has failed every probe for this long: every replica
 # shares the one Redis, so a blip taking them all out of rotation at once would only add to it.
 READY_GRACE = 5.0
-# The most connections a process's pool opens.
-MAX_CONNECTIONS = 4096
+# The most connections a process's pool holds (per node on a cluster): REDIS_MAX_CONNECTIONS.
+# A call waits for a free one at most one socket timeout, then it is a 503.
+MAX_CONNECTIONS = 64
 
-# What "not reachable now" looks like: the server is down or hung, or (on a cluster) a
-# master's slots are being failed over or no node holds them yet.
+# Durable mode's WAIT gives up after this share of REDIS_TIMEOUT_SECONDS.
+WAIT_SHARE = 0.8
+
+# What "not answering now" looks like, all of it a 503 and never a 500: the server is down
+# or hung, the pool has no free connection, Redis is out of memory (maxmemory with
+# noeviction), the node is a replica now (READONLY: a failover demoted it), or (on a
+# cluster) a master's slots are being failed over, moved back and forth or held by nobody.
 UNREACHABLE = (
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
-    redis.exceptions.ClusterDownError,
+    redis.exceptions.OutOfMemoryError,
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.ClusterError,
+    redis.exceptions.AskError,
     redis.exceptions.TryAgainError,
-    redis.exceptions.SlotNotCoveredError,
+    redis.exceptions.RedisClusterException,
 )
 
 # A session's epoch: each session remembers the run id of the Redis process that last
-# touched it (`incarnation`). A different one means Redis restarted from its files or a
-# replica took over since, either of which may have lost the latest writes: the epoch grows.
+# touched it (`incarnation`) and that process's replication id (`lineage`). A different run
+# id means Redis restarted from its files or a replica took over since, either of which may
+# have lost the latest writes: the epoch grows. Except in durable mode (REDIS_MIN_REPLICAS,
+# the script's `durable` argument '1'), when the Redis now serving is a replica promoted from
+# that one (its previous replication id, master_replid2, is that one's): every write it
+# acknowledged had reached a replica first, so nothing a client was told is lost, and a
+# client must not see a failover as anything but 503s while it lasts.
 EPOCH = """
 local function incarnation()
   return string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 end
-local function same_incarnation(key)
+local function lineage()
+  local info = redis.call('INFO', 'replication')
+  return string.match(info, 'master_replid:(%w+)'), string.match(info, 'master_replid2:(%w+)')
+end
+local function same_incarnation(key, durable)
   local now = incarnation()
   if redis.call('HGET', key, 'incarnation') ~= now then
-    redis.call('HSET', key, 'incarnation', now)
-    return redis.call('HINCRBY', key, 'epoch', 1)
+    local replid, previous = lineage()
+    local continued = durable == '1' and previous == redis.call('HGET', key, 'lineage')
+    redis.call('HSET', key, 'incarnation', now, 'lineage', replid)
+    if not continued then return redis.call('HINCRBY', key, 'epoch', 1) end
   end
   return tonumber(redis.call('HGET', key, 'epoch'))
 end
 """
 
-# KEYS: session, events, answers. ARGV: ttl ms. Returns the session hash, flat.
+# KEYS: session, events, answers. ARGV: ttl ms, durable. Returns the session hash, flat.
 LOAD = (
     EPOCH
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-same_incarnation(KEYS[1])
+same_incarnation(KEYS[1], ARGV[2])
 for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[1]) end
 return redis.call('HGETALL', KEYS[1])
 """
@@ -88,7 +112,7 @@ return redis.call('HGETALL', KEYS[1])
 # KEYS: session, events, answers. ARGV: expected version, state, ttl ms, channel,
 # answer key ('' for none), answer, expected live ('' for any), live ('' to keep),
 # expected epoch, new game and seats ('' unless the commit creates the session), notice,
-# batch... Returns {outcome, version, epoch[, answer]}.
+# durable, batch... Returns {outcome, version, epoch[, answer]}.
 COMMIT = (
     EPOCH
     + """
@@ -98,11 +122,11 @@ if ARGV[10] ~= '' then
     return {'stale', tonumber(version), tonumber(redis.call('HGET', KEYS[1], 'epoch'))}
   end
   redis.call('HSET', KEYS[1], 'game', ARGV[10], 'seats', ARGV[11], 'version', ARGV[1],
-             'epoch', 0, 'incarnation', incarnation())
+             'epoch', 0, 'incarnation', incarnation(), 'lineage', (lineage()))
   version = ARGV[1]
 end
 if not version then return {'gone', 0, 0} end
-local epoch = same_incarnation(KEYS[1])
+local epoch = same_incarnation(KEYS[1], ARGV[13])
 if ARGV[5] ~= '' then
   local earlier = redis.call('HGET', KEYS[3], ARGV[5])
   if earlier then return {'replay', tonumber(version), epoch, earlier} end
@@ -113,11 +137,11 @@ end
 if ARGV[7] ~= '' and (redis.call('HGET', KEYS[1], 'live') or '{}') ~= ARGV[7] then
   return {'stale', tonumber(version), epoch}
 end
-local batches = #ARGV - 12
+local batches = #ARGV - 13
 version = tonumber(version) + batches
 redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2])
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
-for i = 13, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 14, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[3]) end
 redis.call('PUBLISH', ARGV[4], version .. ' ' .. ARGV[12])
@@ -131,6 +155,21 @@ DELETE = """
 local deleted = redis.call('DEL', unpack(KEYS))
 redis.call('PUBLISH', ARGV[1], 'deleted')
 return deleted
+"""
+
+# KEYS: session, events, answers. ARGV: idempotency key digest, ttl ms. Returns the answer
+# kept under that key, or false.
+ANSWER = """
+for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[2]) end
+return redis.call('HGET', KEYS[3], ARGV[1])
+"""
+
+# KEYS: a creation's key. ARGV: answer, ttl ms. Returns false when this answer is kept now,
+# else the answer kept before (its TTL refreshed, as every access of the store does).
+REMEMBER = """
+if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return false end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return redis.call('GET', KEYS[1])
 """
 
 # KEYS: session, events, answers. ARGV: after, ttl ms. Returns false or the batches.
@@ -188,23 +227,106 @@ def client_options(timeout: float) -> dict[str, Any]:
     }
 
 
+class BlockingSentinelPool(SentinelConnectionPool, redis.BlockingConnectionPool):
+    """Sentinel's pool (it asks the sentinels where the master is, and drops connections to
+    one that was demoted) with a bound: a call waits `timeout` for a free connection."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where Redis is: a URL (one server, or with `cluster` any node of a Redis Cluster), or
+    the Sentinels that know the primary called `master` (REDIS_SENTINELS and
+    REDIS_SENTINEL_MASTER), which the clients then follow through every failover."""
+
+    url: str | None
+    cluster: bool = False
+    sentinels: tuple[tuple[str, int], ...] = ()
+    master: str | None = None
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any]) -> "Target | None":
+        """The target service.config's settings name; None: no Redis (the in-process store)."""
+        listed = config.get("REDIS_SENTINELS")
+        if listed:
+            if not config.get("REDIS_SENTINEL_MASTER"):
+                raise ValueError("REDIS_SENTINELS needs REDIS_SENTINEL_MASTER: the master's name")
+            return cls(None, sentinels=parse_sentinels(listed),
+                       master=config["REDIS_SENTINEL_MASTER"])  # fmt: skip
+        if not config.get("REDIS_URL"):
+            return None
+        return cls(config["REDIS_URL"], cluster=bool(config.get("REDIS_CLUSTER")))
+
+    def connect(self, timeout: float, max_connections: int, **options: Any) -> Any:
+        """A client whose pool (each node's, on a cluster) holds at most `max_connections`: a
+        call waits `timeout` for a free one, then fails as unreachable (a 503)."""
+        options = {**options, "max_connections": max_connections}
+        if self.sentinels:
+            return self._sentinel(timeout, options).master_for(
+                self.master, connection_pool_class=BlockingSentinelPool, timeout=timeout,
+                **options)  # fmt: skip
+        if self.cluster:
+            pool = functools.partial(redis.BlockingConnectionPool, timeout=timeout)
+            return RedisCluster.from_url(self.url, connection_pool_class=pool, **options)
+        pool = redis.BlockingConnectionPool.from_url(self.url, timeout=timeout, **options)
+        return redis.Redis(connection_pool=pool)
+
+    def subscriber(self) -> redis.Redis:
+        """A plain client for one pub/sub connection (PUBLISH reaches every node of a
+        cluster and every replica, so any node will do; under Sentinel the primary)."""
+        options = {"socket_connect_timeout": 2.0}
+        if self.sentinels:
+            return self._sentinel(2.0, options).master_for(self.master, **options)
+        return redis.Redis.from_url(self.url, **options)
+
+    def limiter_uri(self) -> str:
+        """The same Redis as a `limits` storage URI (Flask-Limiter's rate counters)."""
+        if self.sentinels:
+            nodes = ",".join(f"{host}:{port}" for host, port in self.sentinels)
+            return f"redis+sentinel://{nodes}/{self.master}"
+        if self.cluster:
+            return "redis+cluster://" + str(self.url).split("://", 1)[1]
+        return str(self.url)
+
+    def _sentinel(self, timeout: float, options: Mapping[str, Any]) -> Sentinel:
+        ask = {"socket_timeout": min(timeout, CONNECT_TIMEOUT),
+               "socket_connect_timeout": min(timeout, CONNECT_TIMEOUT)}  # fmt: skip
+        return Sentinel(list(self.sentinels), sentinel_kwargs=ask,
+                        **{k: v for k, v in options.items() if k != "max_connections"})  # fmt: skip
+
+
+def parse_sentinels(text: str) -> tuple[tuple[str, int], ...]:
+    """REDIS_SENTINELS: `host:port,host:port,…`; a bad entry stops the start with a message."""
+    found = []
+    for entry in text.split(","):
+        host, _, port = entry.strip().rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"REDIS_SENTINELS entry {entry.strip()!r} is not host:port")
+        found.append((host, int(port)))
+    return tuple(found)
+
+
 class RedisStore(SessionStore):
     def __init__(
         self,
-        url: str,
+        url: str | Target,
         ttl: float,
         ready_timeout: float = CONNECT_TIMEOUT,
         timeout: float = SOCKET_TIMEOUT,
         ready_grace: float = READY_GRACE,
         cluster: bool = False,
+        max_connections: int = MAX_CONNECTIONS,
+        min_replicas: int = 0,
     ) -> None:
-        """`url` names the server, or with `cluster` any one node of a Redis Cluster."""
+        """`url` names the server, or with `cluster` any one node of a Redis Cluster; or a
+        Target (Sentinel). With `min_replicas`, every call's answer waits until that many
+        replicas have every write up to it (WAIT), at most `timeout`; else unavailable."""
         super().__init__(ttl)
-        kind = RedisCluster if cluster else redis.Redis
-        self.client = kind.from_url(url, max_connections=MAX_CONNECTIONS, **client_options(timeout))
+        self.target = url if isinstance(url, Target) else Target(url, cluster)
+        self.client = self.target.connect(timeout, max_connections, **client_options(timeout))
         # Its own connection and short timeouts: a readiness probe must answer fast.
-        self._probe = kind.from_url(
-            url,
+        self._probe = self.target.connect(
+            ready_timeout,
+            1,
             socket_timeout=ready_timeout,
             socket_connect_timeout=ready_timeout,
             retry=Retry(NoBackoff(), 0),
@@ -212,18 +334,78 @@ class RedisStore(SessionStore):
         )
         self.ready_grace = ready_grace
         self._failing_since: float | None = None  # the first of the probe's latest failures
+        self.min_replicas = min_replicas
+        # WAIT gives up a little before the socket would: its "not enough" is a clean 503 on
+        # a connection that stays usable.
+        self._wait_ms = max(1, int(timeout * 1000 * WAIT_SHARE))
         self._load = self.client.register_script(LOAD)
         self._commit = self.client.register_script(COMMIT)
         self._events = self.client.register_script(EVENTS)
         self._delete = self.client.register_script(DELETE)
+        self._answer = self.client.register_script(ANSWER)
+        self._remember = self.client.register_script(REMEMBER)
 
     @property
     def ttl_ms(self) -> int:
         return max(1, int(self.ttl * 1000))
 
-    def load(self, session_id: str) -> Session | None:
+    @property
+    def durable(self) -> str:
+        """The scripts' `durable` argument: '1' when acknowledgements wait for replicas."""
+        return "1" if self.min_replicas else ""
+
+    def _run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        """`script` on its keys; in durable mode followed, on the same connection, by WAIT:
+        its answer only once `min_replicas` replicas have every write up to it (the script's
+        own, or for a read the TTL refresh every read does, which orders it after every write
+        it may show). StoreUnavailable when they do not within the timeout."""
         with reachable():
-            flat = self._load(keys=session_keys(session_id), args=[self.ttl_ms])
+            if not self.min_replicas:
+                return script(keys=keys, args=args)
+            node = self._node_of(keys[0])
+            try:
+                return self._run_and_wait(node, script, keys, args)
+            except (redis.exceptions.ConnectionError, redis.exceptions.AskError):
+                self._refresh_topology()
+                raise
+
+    def _run_and_wait(self, node: Any, script: Any, keys: list[str], args: list[Any]) -> Any:
+        for _ in range(2):
+            with node.pipeline(transaction=False) as pipe:
+                pipe.evalsha(script.sha, len(keys), *keys, *args)
+                pipe.execute_command("WAIT", self.min_replicas, self._wait_ms)
+                reply, replicas = pipe.execute(raise_on_error=False)
+            if isinstance(reply, redis.exceptions.NoScriptError):
+                node.script_load(script.script)  # a fresh primary: its script cache is empty
+                continue
+            for result in (reply, replicas):
+                if isinstance(result, Exception):
+                    raise result
+            if int(replicas) < self.min_replicas:
+                raise StoreUnavailable(
+                    f"only {replicas} of REDIS_MIN_REPLICAS={self.min_replicas} replicas "
+                    f"acknowledged within {self._wait_ms} ms"
+                )
+            return reply
+        raise StoreUnavailable("Redis lost its scripts twice in a row")
+
+    def _node_of(self, key: str) -> Any:
+        """The client of the node that holds `key`: on a cluster its master's own (WAIT
+        must follow the write on that node's connection), else the client itself."""
+        if not self.target.cluster:
+            return self.client
+        node = self.client.get_node_from_key(key)
+        return self.client.get_redis_connection(node)
+
+    def _refresh_topology(self) -> None:
+        """On a cluster, a node that is gone or no longer holds the slot: learn the new
+        layout now, so that the client's retry goes to the master that took over."""
+        if self.target.cluster:
+            with contextlib.suppress(*UNREACHABLE):
+                self.client.nodes_manager.initialize()
+
+    def load(self, session_id: str) -> Session | None:
+        flat = self._run(self._load, session_keys(session_id), [self.ttl_ms, self.durable])
         if not flat:
             return None
         fields = dict(zip(flat[::2], flat[1::2]))
@@ -251,38 +433,30 @@ class RedisStore(SessionStore):
             "" if change.new is None else change.new.game,
             "" if change.new is None else change.new.seats,
             change.notice,
+            self.durable,
             *change.batches,
         ]
-        with reachable():
-            reply = self._commit(keys=session_keys(session_id), args=args)
+        reply = self._run(self._commit, session_keys(session_id), args)
         outcome, version, epoch = Outcome(reply[0]), int(reply[1]), int(reply[2])
         answer = reply[3] if outcome is Outcome.REPLAY else None
         return Commit(outcome, version, answer, epoch)
 
     def answer(self, session_id: str, key: str) -> str | None:
-        with reachable():
-            return self.client.hget(session_keys(session_id)[2], key)
+        return self._run(self._answer, session_keys(session_id), [key, self.ttl_ms]) or None
 
     def remember_creation(self, key: str, answer: str) -> str | None:
-        name = creation_key(key)
-        with reachable(), self.client.pipeline(transaction=True) as pipe:
-            pipe.set(name, answer, px=self.ttl_ms, nx=True)
-            pipe.get(name)
-            kept, stored = pipe.execute()
-        return None if kept else stored
+        return self._run(self._remember, [creation_key(key)], [answer, self.ttl_ms]) or None
 
     def forget_creation(self, key: str) -> None:
         with reachable():
             self.client.delete(creation_key(key))
 
     def events(self, session_id: str, after: int) -> list[str] | None:
-        with reachable():
-            batches = self._events(keys=session_keys(session_id), args=[after, self.ttl_ms])
+        batches = self._run(self._events, session_keys(session_id), [after, self.ttl_ms])
         return None if batches is None else list(batches)
 
     def delete(self, session_id: str) -> bool:
-        with reachable():
-            deleted = self._delete(keys=session_keys(session_id), args=[channel(session_id)])
+        deleted = self._run(self._delete, session_keys(session_id), [channel(session_id)])
         return bool(deleted)
 
     def exists(self, session_id: str) -> bool:

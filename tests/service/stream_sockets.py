@@ -12,10 +12,16 @@ from dataclasses import dataclass, field
 class OpenStream:
     sock: socket.socket
     session_id: str
+    token: str
+    after: int | None
     received: bytearray = field(default_factory=bytearray)
 
     def has(self, text: bytes) -> bool:
         return text in self.received
+
+    def refused(self) -> bool:
+        """Answered 503 (say no Redis connection was free in time: the pool is bounded)."""
+        return self.received.startswith(b"HTTP/1.1 503")
 
 
 class Streams:
@@ -36,7 +42,7 @@ class Streams:
         )
         sock.sendall(request.encode())
         sock.setblocking(False)
-        stream = OpenStream(sock, session_id)
+        stream = OpenStream(sock, session_id, token, after)
         self.selector.register(sock, selectors.EVENT_READ, stream)
         self.open.append(stream)
         return stream
@@ -61,6 +67,18 @@ class Streams:
                 return True
             self.pump()
         return check()
+
+    def reopen_refused(self) -> int:
+        """Open again every stream answered 503, as a client does after its Retry-After;
+        how many."""
+        refused = [stream for stream in self.open if stream.refused()]
+        for stream in refused:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(stream.sock)
+            stream.sock.close()
+            self.open.remove(stream)
+            self.connect(stream.session_id, stream.token, stream.after)
+        return len(refused)
 
     def close(self) -> None:
         for stream in self.open:

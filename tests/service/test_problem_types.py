@@ -145,7 +145,9 @@ def test_an_unexpected_exception():
 
 
 def test_rate_limited():
-    client = create_app({"REDIS_URL": None, "RATE_LIMIT_ADDRESS": "1/minute"}).test_client()
+    client = create_app(
+        {"REDIS_URL": None, "RATE_LIMITS": True, "RATE_LIMIT_ADDRESS": "1/minute"}
+    ).test_client()
     assert client.get("/v1/games").status_code == 200
     response = assert_kind(client.get("/v1/games"), "rate-limited")
     assert response["detail"]

@@ -1,6 +1,8 @@
-"""Rate limits per client address and per seat token (Flask-Limiter): off by default, a 429
-problem with Retry-After over the limit, counted in this process without Redis and across
-gunicorn workers with it, and a limited client does not hold up anyone else."""
+"""Rate limits per client address, per seat token and per address in cost units
+(Flask-Limiter): on by default with the documented numbers (the suite's conftest turns them
+off for every other test: RATE_LIMITS=false), a 429 problem with Retry-After over the limit,
+counted in this process without Redis and across gunicorn workers with it, and a limited
+client does not hold up anyone else."""
 
 import http.client
 import threading
@@ -10,6 +12,7 @@ import redis
 import requests
 
 from service import create_app
+from service.config import load_config
 from tests.gunicorn_server import gunicorn
 from tests.service.hosted_games import play_out, start
 
@@ -23,13 +26,93 @@ def client_at(app, address: str):
     return client
 
 
-def test_no_limit_by_default():
-    client = create_app().test_client()
+def limited(config: dict | None = None):
+    """The app with rate limits on (this suite's environment has them off)."""
+    return create_app({"RATE_LIMITS": True, **(config or {})})
+
+
+def test_limits_are_on_by_default_with_the_documented_numbers():
+    config = load_config(environ={})
+    assert config["RATE_LIMITS"] is True
+    assert config["RATE_LIMIT_ADDRESS"] == "50/second;1500/minute"
+    assert config["RATE_LIMIT_TOKEN"] == "20/second;600/minute"
+    assert config["RATE_LIMIT_COSTLY"] == "120/minute"
+    assert load_config(environ={"RATE_LIMITS": "false"})["RATE_LIMITS"] is False
+
+
+def test_the_off_switch_turns_every_limit_off():
+    client = create_app({"RATE_LIMITS": False, "RATE_LIMIT_ADDRESS": "1/minute"}).test_client()
     assert {client.get("/v1/games").status_code for _ in range(200)} == {200}
 
 
+def test_an_empty_setting_turns_that_limit_off():
+    client = limited({"RATE_LIMIT_ADDRESS": ""}).test_client()
+    assert {client.get("/v1/games").status_code for _ in range(200)} == {200}
+
+
+def test_the_default_address_limit_bites():
+    client = client_at(limited(), "10.0.0.9")
+    statuses = [client.get("/v1/games").status_code for _ in range(1600)]
+    assert set(statuses) == {200, 429}
+    assert statuses.count(200) <= 1500  # 50 a second, and 1500 in any minute at most
+    assert client_at(limited(), "10.0.0.10").get("/v1/games").status_code == 200
+
+
+def test_the_default_token_limit_bites():
+    app = limited({"RATE_LIMIT_ADDRESS": ""})  # the default token limit alone
+    client = client_at(app, "10.0.0.20")
+    created = client.post("/v1/sessions", json=SESSION).get_json()
+    url, (first, second) = f"/v1/sessions/{created['id']}", created["seats"]
+    answers = [
+        client.get(url, headers={"Authorization": f"Bearer {first['token']}"}) for _ in range(700)
+    ]
+    statuses = [answer.status_code for answer in answers]
+    assert set(statuses) == {200, 429}
+    assert statuses.count(200) <= 600  # 20 a second, and 600 in any minute at most
+    refused = answers[statuses.index(429)]
+    assert refused.json["detail"].startswith("too many requests from this seat token")
+    other = client_at(app, "10.0.0.21")
+    assert other.get(url, headers={"Authorization": f"Bearer {second['token']}"}).status_code == 200
+
+
+def test_creations_count_by_their_cost():
+    app = limited({"RATE_LIMIT_ADDRESS": ""})  # the default costly limit alone
+    versus_expert = {
+        "game": "basra",
+        "seats": [{"type": "human"}, {"type": "bot", "level": "expert"}],
+    }
+    costly = client_at(app, "10.0.0.11")
+    # 1 + 10 for the expert seat: ten of them fill the default 120 a minute.
+    statuses = [costly.post("/v1/sessions", json=versus_expert).status_code for _ in range(11)]
+    assert statuses == [201] * 10 + [429]
+    refused = costly.post("/v1/sessions", json=versus_expert)
+    assert refused.json["detail"].startswith("too many requests from this client address in cost")
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    # Plain requests of that address are not costly ones: they go on.
+    assert costly.get("/v1/games").status_code == 200
+    # A creation without expert bots costs 1: another address makes 120 of them.
+    plain = client_at(app, "10.0.0.12")
+    statuses = [plain.post("/v1/sessions", json=SESSION).status_code for _ in range(121)]
+    assert statuses == [201] * 120 + [429]
+
+
+def test_an_expert_hint_costs_ten():
+    app = limited({"RATE_LIMIT_COSTLY": "30/minute", "RATE_LIMIT_ADDRESS": ""})
+    client = client_at(app, "10.0.0.13")
+    state = client.post("/v1/games/basra/new", json={"seed": "s"}).get_json()["state"]
+    statuses = [
+        client.post("/v1/games/basra/hint", json={"state": state}).status_code for _ in range(4)
+    ]
+    assert statuses == [200] * 3 + [429]
+    easy = {"state": state, "level": "random"}
+    other = client_at(app, "10.0.0.14")
+    assert [other.post("/v1/games/basra/hint", json=easy).status_code for _ in range(31)] == (
+        [200] * 30 + [429]
+    )
+
+
 def test_the_address_limit_is_per_address_and_answers_a_429_problem():
-    app = create_app({"RATE_LIMIT_ADDRESS": "5/minute"})
+    app = limited({"RATE_LIMIT_ADDRESS": "5/minute"})
     busy, other = client_at(app, "10.0.0.1"), client_at(app, "10.0.0.2")
     statuses = [busy.get("/v1/games").status_code for _ in range(8)]
     assert statuses == [200] * 5 + [429] * 3
@@ -44,13 +127,13 @@ def test_the_address_limit_is_per_address_and_answers_a_429_problem():
 
 
 def test_probes_and_scrapes_are_never_limited():
-    client = create_app({"RATE_LIMIT_ADDRESS": "1/minute"}).test_client()
+    client = limited({"RATE_LIMIT_ADDRESS": "1/minute"}).test_client()
     for path in ["/livez", "/readyz", "/metrics"] * 5:
         assert client.get(path).status_code == 200, path
 
 
 def test_the_token_limit_is_per_seat_token():
-    app = create_app({"RATE_LIMIT_TOKEN": "3/minute"})
+    app = limited({"RATE_LIMIT_TOKEN": "3/minute"})
     client = app.test_client()
     created = client.post("/v1/sessions", json=SESSION).get_json()
     url = f"/v1/sessions/{created['id']}"
@@ -65,11 +148,11 @@ def test_the_token_limit_is_per_seat_token():
     assert {client.post("/v1/sessions", json=SESSION).status_code for _ in range(5)} == {201}
 
 
-@pytest.mark.parametrize("setting", ["RATE_LIMIT_ADDRESS", "RATE_LIMIT_TOKEN"])
+@pytest.mark.parametrize("setting", ["RATE_LIMIT_ADDRESS", "RATE_LIMIT_TOKEN", "RATE_LIMIT_COSTLY"])
 @pytest.mark.parametrize("text", ["lots", "5/fortnight", "-1/second"])
 def test_a_setting_that_is_no_limit_stops_the_start(setting, text):
     with pytest.raises(ValueError, match=f"{setting}='.*' is not a rate limit"):
-        create_app({setting: text})
+        limited({setting: text})
 
 
 def get_from(address: str, port: int, path: str) -> int:
@@ -88,6 +171,7 @@ def test_limits_are_shared_by_workers_through_redis_and_spare_other_clients(redi
         tmp_path / "gunicorn.log",
         REDIS_URL=redis_url,
         WEB_CONCURRENCY="2",
+        RATE_LIMITS="true",
         RATE_LIMIT_ADDRESS="40/minute",
         RATE_LIMIT_TOKEN="6/minute",
         LOG_LEVEL="warning",

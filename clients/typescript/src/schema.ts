@@ -334,7 +334,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** The session as the token's seat sees it, with its legal moves when it is its turn. */
+        /**
+         * The session as the token's seat sees it, with its legal moves when it is its turn.
+         *     With `If-None-Match: <its ETag>` an unchanged answer is a 304 without a body.
+         */
         get: operations["getSession"];
         put?: never;
         post?: never;
@@ -1122,7 +1125,7 @@ export interface components {
             rules?: components["schemas"]["BankRules"];
             /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human: a human seat (no level) or a bot seat (with its level) */
             seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
-            /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
             /** @description the turn timer: the seat to move must move within this many seconds of the commit that made it its turn, else the server plays for it (timeout_level) and that version's events start with {"type": "timeout", "seat": s}. Absent or null: no timer */
             turn_seconds?: number | null;
@@ -1610,7 +1613,7 @@ export interface components {
             rules?: components["schemas"]["BasraRules"];
             /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human: a human seat (no level) or a bot seat (with its level) */
             seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
-            /** @description any string, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
             /** @description the turn timer: the seat to move must move within this many seconds of the commit that made it its turn, else the server plays for it (timeout_level) and that version's events start with {"type": "timeout", "seat": s}. Absent or null: no timer */
             turn_seconds?: number | null;
@@ -1651,7 +1654,7 @@ export interface components {
         BankNewGameRequest: {
             /** @description default {"preset": "classic"} */
             rules?: components["schemas"]["BankRules"];
-            /** @description any string, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
             seed?: string;
             /**
              * @description 2, 3 or 4 (as the rules' seats_allowed permit); default 2
@@ -1700,7 +1703,7 @@ export interface components {
              * @enum {string}
              */
             level?: "random" | "greedy" | "expert";
-            /** @description any string, used as given ('' included); the bot's randomness: the same state, level and seed give the same hint. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); the bot's randomness: the same state, level and seed give the same hint. Drawn at random when omitted. */
             seed?: string;
         };
         BankHintAlternative: {
@@ -1718,7 +1721,7 @@ export interface components {
         BasraNewGameRequest: {
             /** @description default {"preset": "levantine"} */
             rules?: components["schemas"]["BasraRules"];
-            /** @description any string, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); same seed and rules give the same game. Drawn at random when omitted. */
             seed?: string;
             /**
              * @description 2 or 4 (as the rules' seats_allowed permit); default 2
@@ -1767,7 +1770,7 @@ export interface components {
              * @enum {string}
              */
             level?: "random" | "greedy" | "expert";
-            /** @description any string, used as given ('' included); the bot's randomness: the same state, level and seed give the same hint. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); the bot's randomness: the same state, level and seed give the same hint. Drawn at random when omitted. */
             seed?: string;
         };
         BasraHintAlternative: {
@@ -1860,7 +1863,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Too many requests: over a rate limit of the client address or token (`rate-limited`; only where the service sets limits), or, on the long poll and the stream, the token's cap of open readers (`too-many-readers`). Retry after Retry-After. */
+        /** @description Too many requests: over a rate limit of the client address or token (`rate-limited`; limits are on unless the service turns them off), or, on the long poll and the stream, the token's cap of open readers (`too-many-readers`). Retry after Retry-After. */
         TOO_MANY_REQUESTS: {
             headers: {
                 /** @description seconds to wait before trying again */
@@ -2381,7 +2384,10 @@ export interface operations {
     getSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description the ETag of the answer the reader holds: while it is still the answer, a 304 without a body */
+                "If-None-Match"?: string;
+            };
             path: {
                 session_id: string;
             };
@@ -2392,11 +2398,22 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description a weak entity tag of this reader's answer: send it back in If-None-Match to be answered 304 while nothing changed */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SessionResponse"];
                 };
+            };
+            /** @description Not modified: the answer is still the one whose ETag came in If-None-Match (but for `time_left`, which counts down to `deadline`); no body. */
+            304: {
+                headers: {
+                    /** @description a weak entity tag of this reader's answer: send it back in If-None-Match to be answered 304 while nothing changed */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             401: components["responses"]["PROBLEM"];
             404: components["responses"]["PROBLEM"];

@@ -1,0 +1,241 @@
+"""Failover loses nothing acknowledged, on real processes on loopback: durable
+acknowledgements (REDIS_MIN_REPLICAS: WAIT after every call), a Sentinel-managed primary
+SIGKILLed mid-play, and a Redis Cluster with a replica per master whose master is SIGKILLed
+mid-play.
+
+Concurrent clients play whole hosted games, retrying each move under its Idempotency-Key
+through 503s and dropped connections. Afterwards every move a client saw acknowledged is in
+its session exactly once at its version, versions run without gap or double, the only error
+answer seen is 503 with Retry-After (never the 409 of a grown epoch), and every session is
+still at epoch 0. Run with -s to read each test's figures."""
+
+import time
+
+import pytest
+import requests
+
+from service import create_app
+from tests.gunicorn_server import gunicorn
+from tests.redis_cluster import RedisCluster
+from tests.redis_sentinel import MASTER, SentinelSet
+from tests.redis_server import RedisServer
+from tests.service.hosted_games import Load, check_history
+from tests.service.live_client import Stream
+
+pytestmark = pytest.mark.slow
+
+WITH_BOT = [{"type": "human"}, {"type": "bot", "level": "random"}]
+SERVICE = {
+    "WEB_CONCURRENCY": "2",
+    "REDIS_MIN_REPLICAS": "1",
+    "LONG_POLL_SECONDS": "5",
+    "MAX_WAITERS_PER_TOKEN": "1000",
+    "LOG_LEVEL": "warning",
+}
+READY_SECONDS = 30.0  # a bound on waiting for Redis to settle, not a timing assertion
+
+
+def survived(load: Load, ended: float, name: str) -> dict:
+    """What every failover test checks; returns (and prints) the figures."""
+    for game in load.played:
+        check_history(game)
+        assert game.seen.unavailable_without_retry_after == 0
+        assert set(game.seen.statuses) <= {200, 503}, game.seen.statuses
+        seat = next(iter(game.tokens))
+        view = requests.get(f"{game.base}/v1/sessions/{game.id}", headers=game.headers(seat),
+                            timeout=10).json()  # fmt: skip
+        assert view["epoch"] == 0  # nothing acknowledged was lost: the epoch did not grow
+    figures = load.report(ended)
+    print(f"\n{name}: {figures}")
+    return figures
+
+
+# -- durable acknowledgements ---------------------------------------------------------------
+
+
+@pytest.fixture
+def replicated(tmp_path):
+    """A primary and one replica of it."""
+    with RedisServer(tmp_path / "primary") as primary, RedisServer(tmp_path / "replica") as replica:
+        with replica.client() as client:
+            client.replicaof("127.0.0.1", primary.port)
+        wait_in_sync(primary, 1)
+        yield primary, replica
+
+
+def wait_in_sync(primary: RedisServer, replicas: int) -> None:
+    deadline = time.monotonic() + READY_SECONDS
+    with primary.client() as client:
+        while client.info("replication")["connected_slaves"] < replicas:
+            assert time.monotonic() < deadline, "the replica did not connect"
+            time.sleep(0.1)
+        assert client.wait(replicas, int(READY_SECONDS * 1000)) >= replicas
+
+
+def test_an_answer_waits_for_a_replica_and_a_retry_after_its_503_is_safe(replicated):
+    primary, replica = replicated
+    app = create_app({"REDIS_URL": primary.url, "REDIS_MIN_REPLICAS": 1,
+                      "REDIS_TIMEOUT_SECONDS": 0.5, "LONG_POLL_SECONDS": 0})  # fmt: skip
+    try:
+        client = app.test_client()
+        created = client.post("/v1/sessions", json={"game": "basra", "seats": WITH_BOT})
+        assert created.status_code == 201
+        session = created.get_json()
+        url = f"/v1/sessions/{session['id']}"
+        headers = {"Authorization": f"Bearer {session['seats'][0]['token']}"}
+        view = client.get(url, headers=headers).get_json()
+        body = {"move": view["moves"][0], "version": view["version"]}
+        keyed = {**headers, "Idempotency-Key": "durable"}
+
+        replica.stop()  # no replica to acknowledge: every answer is a 503
+        refused = [
+            client.post(f"{url}/moves", json=body, headers=keyed),
+            client.post("/v1/sessions", json={"game": "basra", "seats": WITH_BOT}),
+            client.get(url, headers=headers),
+        ]
+        assert [answer.status_code for answer in refused] == [503] * 3
+        assert {answer.headers["Retry-After"] for answer in refused} == {"1"}
+
+        replica.start()
+        with replica.client() as admin:
+            admin.replicaof("127.0.0.1", primary.port)
+        wait_in_sync(primary, 1)
+        # The 503'd move was applied on the primary: its retry gets its answer, once.
+        again = client.post(f"{url}/moves", json=body, headers=keyed)
+        assert again.status_code == 200
+        assert again.get_json()["version"] > body["version"]
+        events = client.get(f"{url}/events?after=0", headers=headers).get_json()
+        assert [e["version"] for e in events if e["type"] == "move" and e["seat"] == 0] == [1]
+        # Without a key the version makes the retry safe: a 409 naming the next version.
+        stale = client.post(f"{url}/moves", json=body, headers=headers)
+        assert stale.status_code == 409
+    finally:
+        app.extensions["sessions"].close()
+
+
+# -- Sentinel --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def sentinels(tmp_path):
+    with SentinelSet(tmp_path / "sentinel") as watched:
+        yield watched
+
+
+def test_a_sentinel_managed_primary_killed_mid_play_loses_nothing_acknowledged(sentinels, tmp_path):
+    settings = {**SERVICE, "REDIS_SENTINELS": sentinels.setting, "REDIS_SENTINEL_MASTER": MASTER}
+    with gunicorn(tmp_path / "gunicorn.log", ready="/readyz", **settings) as served:
+
+        def kill_the_primary() -> float:
+            old = sentinels.primary()
+            old.kill()
+            sentinels.wait_for_failover(old)
+            return time.monotonic()
+
+        load = Load(served.url, games=4)
+        figures = survived(load, load.run(kill_the_primary), "Sentinel primary SIGKILL")
+        assert figures["acknowledged_moves"] > 60
+
+
+# -- Redis Cluster with replicas --------------------------------------------------------------
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    with RedisCluster(tmp_path / "cluster", replicas=1) as replicated_cluster:
+        yield replicated_cluster
+
+
+def test_a_cluster_master_killed_mid_play_is_replaced_and_loses_nothing_acknowledged(
+    cluster, tmp_path
+):
+    settings = {**SERVICE, "REDIS_URL": cluster.url, "REDIS_CLUSTER": "true"}
+    with gunicorn(tmp_path / "gunicorn.log", ready="/readyz", **settings) as served:
+        load = Load(served.url, games=6)
+        watched: list = []
+
+        def kill_a_master() -> float:
+            # The master of the first game's session (at least one game is on it), and a
+            # timed session on it followed by a stream: its turn timers fire all along.
+            key = f"cards:{{{load.played[0].id}}}:session"
+            victim = cluster.master_of(key)
+            watched.append(timed_session_on(served.url, cluster, victim))
+            stream = watched[0][1]
+            assert stream.wait_for(lambda s: len(s.versions()) >= 2, within=READY_SECONDS)
+            victim.kill()
+            cluster.wait_for_failover(victim)
+            victim.start()  # back as a replica of the master that took over: WAIT is met
+            cluster.wait_until_replicated()
+            return time.monotonic()
+
+        figures = survived(load, load.run(kill_a_master), "cluster master SIGKILL")
+        assert figures["acknowledged_moves"] > 60
+        (session, stream, token) = watched[0]
+        chain = [stream]
+        try:
+            # Timers fire again, the stream goes on (a dropped one resumes with
+            # Last-Event-ID), and a long poll answers the next timeout.
+            versions = followed(chain, served.url, session, token)
+            print(f"stream resumed {len(chain) - 1} times, versions {versions[0]}-{versions[-1]}")
+            assert versions == list(range(versions[0], versions[-1] + 1)), versions
+            url = f"{served.url}/v1/sessions/{session}/events"
+            headers = {"Authorization": f"Bearer {token}"}
+            for _ in range(5):  # each poll waits up to LONG_POLL_SECONDS for a timeout
+                polled = requests.get(url, params={"after": versions[-1]}, headers=headers,
+                                      timeout=30)  # fmt: skip
+                assert polled.status_code == 200
+                if polled.json():
+                    break
+            assert polled.json() and polled.json()[0]["version"] > versions[-1]
+        finally:
+            for opened in chain:
+                opened.stop()
+
+
+def timed_session_on(base: str, cluster: RedisCluster, master: RedisServer):
+    """A session of two human seats whose turn timers play for them every second, on
+    `master`'s slots, with a stream following it: (id, stream, token)."""
+    for _ in range(64):  # a third of the sessions land on each master
+        created = requests.post(f"{base}/v1/sessions", timeout=10, json={
+            "game": "basra", "seats": [{"type": "human"}] * 2, "turn_seconds": 1,
+        }).json()  # fmt: skip
+        if cluster.master_of(f"cards:{{{created['id']}}}:session") is master:
+            token = created["seats"][0]["token"]
+            stream = Stream(f"{base}/v1/sessions/{created['id']}", token, params={"after": 0})
+            return created["id"], stream.__enter__(), token
+    raise AssertionError("no session landed on the master")
+
+
+def followed(chain: list[Stream], base: str, session: str, token: str) -> list[int]:
+    """The versions the streams of `chain` delivered, over the failover, until five more
+    than the first had when play ended; a stream that ended is resumed with Last-Event-ID
+    (appended to `chain`)."""
+    target = max(chain[0].versions()) + 5
+
+    def there(stream: Stream) -> bool:
+        return (bool(stream.versions()) and max(stream.versions()) >= target) or stream.closed
+
+    for _ in range(10):
+        chain[-1].wait_for(there, within=READY_SECONDS)
+        seen = [version for opened in chain for version in opened.versions()]
+        if max(seen) >= target:
+            break
+        resumed = Stream(f"{base}/v1/sessions/{session}", token,
+                         headers={"Last-Event-ID": str(max(seen))})  # fmt: skip
+        chain.append(resumed.__enter__())
+    return [version for opened in chain for version in opened.versions()]
+
+
+# -- settings ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("settings", "says"),
+    [
+        ({"REDIS_SENTINELS": "127.0.0.1:26379"}, "needs REDIS_SENTINEL_MASTER"),
+        ({"REDIS_SENTINELS": "nowhere", "REDIS_SENTINEL_MASTER": "m"}, "is not host:port"),
+    ],
+)
+def test_sentinel_settings_that_name_no_sentinel_stop_the_start(settings, says):
+    with pytest.raises(ValueError, match=says):
+        create_app(settings)
