@@ -4,7 +4,7 @@ PIP := $(PY) -m pip --quiet --disable-pip-version-check
 PYTEST_ARGS ?=
 CLIENT := clients/typescript
 
-.PHONY: venv redis-server chromium node wrk client client-test test run bench lint openapi
+.PHONY: venv redis-server chromium java node wrk client client-test test run bench lint openapi
 
 venv: $(VENV)/.installed
 
@@ -61,7 +61,11 @@ $(CLIENT)/node_modules/.installed: $(CLIENT)/package-lock.json | node
 chromium:
 	$(call apt-install,command -v chromium,chromium)
 
-test: venv redis-server chromium $(CLIENT)/node_modules/.installed
+# Java for OpenAPI Generator, whose jar the generated-client tests run (Debian's JRE).
+java:
+	$(call apt-install,command -v java,default-jre-headless)
+
+test: venv redis-server chromium java $(CLIENT)/node_modules/.installed
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 	cd $(CLIENT) && npm test
 	$(VENV)/bin/ruff check .

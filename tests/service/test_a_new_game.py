@@ -3,31 +3,20 @@ docs/adding-a-game.md walks through) is found by the registry as `engine.tricks`
 listed, played statelessly, documented with typed shapes and hosted against every bot
 level, every answer conforming to the document the service serves."""
 
-import sys
-from pathlib import Path
-
 import jsonschema_rs
 import pytest
 import yaml
 
-import engine
-from engine import game as registry
 from engine.bots import LEVELS
 from service import create_app
-
-GAMES = Path(__file__).resolve().parents[1] / "games"
+from tests.service.new_game import tricks_registered
 
 
 @pytest.fixture
-def client(monkeypatch):
+def client():
     """An app built once `engine/` also holds the Tricks package."""
-    monkeypatch.setattr(engine, "__path__", [*engine.__path__, str(GAMES)])
-    monkeypatch.setattr(registry, "_GAMES", dict(registry.games()))
-    monkeypatch.setattr(registry, "_found", False)
-    assert "tricks" in registry.games()
-    yield create_app({"REDIS_URL": None, "LONG_POLL_SECONDS": 0.0}).test_client()
-    for name in [name for name in sys.modules if name.startswith("engine.tricks")]:
-        del sys.modules[name]
+    with tricks_registered():
+        yield create_app({"REDIS_URL": None, "LONG_POLL_SECONDS": 0.0}).test_client()
 
 
 def served(client) -> dict:
