@@ -41,7 +41,7 @@ import redis
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
-from redis.sentinel import Sentinel, SentinelConnectionPool
+from redis.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 
 from service.store.base import (
     OUTBOX_TTL,
@@ -324,6 +324,16 @@ class BlockingSentinelPool(SentinelConnectionPool, redis.BlockingConnectionPool)
     one that was demoted) with a bound: a call waits `timeout` for a free connection."""
 
 
+class SentinelConnection(SentinelManagedConnection):
+    """redis-py's Sentinel connection, dropped when a reply cannot be read, as a plain
+    connection is: its `read_response` keeps the connection by default, so after a timeout
+    the late reply stays in the socket and the next call on that connection reads it as its
+    own (a pipeline then took a script's SHA for WAIT's count: 500s after a Redis pause)."""
+
+    def read_response(self, *args: Any, disconnect_on_error: bool = True, **options: Any) -> Any:
+        return super().read_response(*args, disconnect_on_error=disconnect_on_error, **options)
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """Where Redis is: a URL (one server, or with `cluster` any node of a Redis Cluster), or
@@ -355,7 +365,7 @@ class Target:
         if self.sentinels:
             return self._sentinel(timeout, options).master_for(
                 self.master, connection_pool_class=BlockingSentinelPool, timeout=timeout,
-                **options)  # fmt: skip
+                connection_class=SentinelConnection, **options)  # fmt: skip
         if self.cluster:
             pool = functools.partial(redis.BlockingConnectionPool, timeout=timeout)
             return RedisCluster.from_url(self.url, connection_pool_class=pool, **options)
