@@ -27,6 +27,7 @@ from pathlib import Path
 
 import requests
 
+from bench.streams import percentile
 from tests.gunicorn_server import gunicorn
 from tests.redis_sentinel import MASTER, SentinelSet
 from tests.service.hosted_games import check_history, play_turn, start
@@ -83,9 +84,10 @@ class Soak:
                 time.sleep(0.5)
                 continue
             self.count("poll", answer.status_code)
-            if answer.status_code == 200 and answer.json():
-                after = answer.json()[-1]["version"]
-            elif answer.status_code != 200:
+            if answer.status_code == 200:
+                events = answer.json()
+                after = events[-1]["version"] if events else after
+            else:
                 time.sleep(float(answer.headers.get("Retry-After", "1")))
 
     def creator(self) -> None:
@@ -101,10 +103,10 @@ class Soak:
     def window(self, since: float, now: float) -> tuple[int, float, float]:
         """Moves answered in [since, now) and their p50 / p99 in ms."""
         with self.lock:
-            took = sorted(seconds for at, seconds in self.moves if since <= at < now)
+            took = [seconds for at, seconds in self.moves if since <= at < now]
         if not took:
             return 0, 0.0, 0.0
-        return len(took), took[len(took) // 2] * 1000, took[int(0.99 * (len(took) - 1))] * 1000
+        return len(took), percentile(took, 0.5), percentile(took, 0.99)
 
 
 def redis_figures(watched: SentinelSet) -> str:
