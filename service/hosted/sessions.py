@@ -21,7 +21,7 @@ from service.errors import KINDS, Problem, Unprocessable, invalid, json_paths
 from service.hosted import commit, history
 from service.hosted.answers import deal, move_answer, rfc3339, seat_answer
 from service.hosted.commit import Commits, Follower, logged
-from service.hosted.deliveries import Deliveries, Destinations, follower
+from service.hosted.deliveries import Deliveries, Destinations
 from service.hosted.follow import Follow, Gone, Messages, Signal
 from service.hosted.hub import Hub, RedisHub
 from service.hosted.problems import (
@@ -593,10 +593,10 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
         clock=clock,
         count=bool(config["METRICS"]),
     )
-    followers: list[Follower] = [hub.committed, logged, follower(deliveries)]
+    followers: list[Follower] = [hub.committed, logged]
     if config["METRICS"]:
         followers.append(metrics.count_commit)
-    commits = Commits(store, schedule, Recent(), followers, clock, outbox)
+    commits = Commits(store, schedule, Recent(), followers, clock, deliveries)
     return Sessions(
         store,
         commits,

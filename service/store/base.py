@@ -64,6 +64,9 @@ class Commit:
     version: int = 0  # the current version after the attempt
     answer: str | None = None  # the stored answer when outcome is REPLAY
     epoch: int = 0  # the session's current epoch
+    # An applied change's messages are the first of the session's webhook outbox: it held
+    # none before them (a deliverer then starts from them without reading it).
+    heads_outbox: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +126,7 @@ MEASURED: dict[str, Callable[[Any], str]] = {
     "exists": gone_or_ok,
     "record": gone_or_ok,
     "outbox_head": lambda head: "empty" if head is None else "ok",
-    "outbox_settle": lambda settled: "ok" if settled else "moved",
+    "outbox_settle": lambda settled: "ok" if settled[0] else "moved",
     "owned": lambda _: "ok",
     "peek": lambda _: "ok",
 }
@@ -221,9 +224,11 @@ class SessionStore(ABC):
         """The first webhook message of the session's outbox, None when it is empty."""
 
     @abstractmethod
-    def outbox_settle(self, session_id: str, head: str, replacement: str | None) -> bool:
+    def outbox_settle(
+        self, session_id: str, head: str, replacement: str | None
+    ) -> tuple[bool, str | None]:
         """Drop the outbox's first message (`replacement` None) or replace it, if it is still
-        `head`; whether it was."""
+        `head`: whether it was, and the outbox's first message after that (None: empty)."""
 
     @abstractmethod
     def owned(

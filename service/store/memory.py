@@ -72,8 +72,10 @@ class MemoryStore(SessionStore):
             )
             record.batches.extend(change.batches)
             record.history.extend(change.record)
+            heads = False
             if change.messages:
                 kept, _ = self._outboxes.get(session_id, ([], 0.0))
+                heads = not kept
                 kept.extend(change.messages)
                 until = time.monotonic() + max(self.ttl, self.outbox_ttl)
                 self._outboxes[session_id] = (kept, until)
@@ -82,7 +84,7 @@ class MemoryStore(SessionStore):
                 self._finished[session_id] = (record.history, time.monotonic() + self.record_ttl)
             if change.key is not None and change.answer is not None:
                 record.answers[change.key] = change.answer
-            return Commit(Outcome.APPLIED, version, None, epoch)
+            return Commit(Outcome.APPLIED, version, None, epoch, heads)
 
     def answer(self, session_id: str, key: str) -> str | None:
         with self._lock:
@@ -131,18 +133,19 @@ class MemoryStore(SessionStore):
             kept, until = self._outboxes.get(session_id, ([], 0.0))
             return kept[0] if kept and until > time.monotonic() else None
 
-    def outbox_settle(self, session_id: str, head: str, replacement: str | None) -> bool:
+    def outbox_settle(
+        self, session_id: str, head: str, replacement: str | None
+    ) -> tuple[bool, str | None]:
         with self._lock:
             kept, _ = self._outboxes.get(session_id, ([], 0.0))
-            if not kept or kept[0] != head:
-                return False
-            if replacement is None:
+            settled = bool(kept) and kept[0] == head
+            if settled and replacement is None:
                 kept.pop(0)
-            else:
+            elif settled:
                 kept[0] = replacement
             if not kept:
-                del self._outboxes[session_id]
-            return True
+                self._outboxes.pop(session_id, None)
+            return settled, kept[0] if kept else None
 
     def owned(
         self, owner: str, after: tuple[float, str] | None, count: int

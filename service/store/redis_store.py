@@ -142,7 +142,7 @@ return redis.call('HGETALL', KEYS[1])
 # durable, meta (creation only), the commit's time, the record's final head ('' unless the
 # match ends), record ttl ms, how many batches, how many record entries, outbox ttl ms,
 # then the batches, the record entries and the outbox messages. Returns {outcome, version,
-# epoch[, answer]}.
+# epoch[, answer]}, and when applied, how many messages the outbox held before.
 COMMIT = (
     EPOCH
     + EXTEND
@@ -175,6 +175,7 @@ redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2], 'updated_at', 
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
 for i = 21, 20 + batches do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 for i = 21 + batches, 20 + batches + entries do redis.call('RPUSH', KEYS[4], ARGV[i]) end
+local waiting = redis.call('LLEN', KEYS[5])
 for i = 21 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
 if 21 + batches + entries <= #ARGV then redis.call('PEXPIRE', KEYS[5], ARGV[20]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
@@ -186,7 +187,7 @@ if ARGV[16] ~= '' then
 end
 extend(KEYS[4], ARGV[3])
 redis.call('PUBLISH', ARGV[4], version .. ' ' .. ARGV[12])
-return {'applied', version, epoch}
+return {'applied', version, epoch, waiting}
 """
 )
 
@@ -226,12 +227,16 @@ return redis.call('LRANGE', KEYS[2], ARGV[1], -1)
 """
 )
 
-# KEYS: outbox. ARGV: the head expected, its replacement ('' drops it). Returns 1 if it was
-# the head.
+# KEYS: outbox. ARGV: the head expected, its replacement ('' drops it). Returns {1 if it was
+# the head, else 0; the head after it (nil when the outbox is empty)}: the deliverer goes on
+# from there without reading the outbox again.
 OUTBOX_SETTLE = """
-if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('LPOP', KEYS[1]) else redis.call('LSET', KEYS[1], 0, ARGV[2]) end
-return 1
+local settled = 0
+if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
+  settled = 1
+  if ARGV[2] == '' then redis.call('LPOP', KEYS[1]) else redis.call('LSET', KEYS[1], 0, ARGV[2]) end
+end
+return {settled, redis.call('LINDEX', KEYS[1], 0)}
 """
 
 
@@ -550,7 +555,8 @@ class RedisStore(SessionStore):
         reply = self._run(self._commit, keys, args)
         outcome, version, epoch = Outcome(reply[0]), int(reply[1]), int(reply[2])
         answer = reply[3] if outcome is Outcome.REPLAY else None
-        return Commit(outcome, version, answer, epoch)
+        heads = outcome is Outcome.APPLIED and bool(change.messages) and reply[3] == 0
+        return Commit(outcome, version, answer, epoch, heads)
 
     def answer(self, session_id: str, key: str) -> str | None:
         return self._run(self._answer, session_keys(session_id), [key, self.ttl_ms]) or None
@@ -583,9 +589,13 @@ class RedisStore(SessionStore):
         with reachable():
             return self.client.lindex(outbox_key(session_id), 0)
 
-    def outbox_settle(self, session_id: str, head: str, replacement: str | None) -> bool:
-        done = self._run(self._outbox_settle, [outbox_key(session_id)], [head, replacement or ""])
-        return bool(done)
+    def outbox_settle(
+        self, session_id: str, head: str, replacement: str | None
+    ) -> tuple[bool, str | None]:
+        settled, *after = self._run(
+            self._outbox_settle, [outbox_key(session_id)], [head, replacement or ""]
+        )
+        return bool(settled), after[0] if after else None
 
     def owned(
         self, owner: str, after: tuple[float, str] | None, count: int

@@ -144,6 +144,28 @@ def test_a_message_is_given_up_after_the_last_attempt_and_the_next_one_follows(
     assert metrics.WEBHOOK_DELIVERIES.labels("given_up")._value.get() - given_up == 1
 
 
+def test_messages_share_a_kept_connection_and_one_the_receiver_closed_is_made_anew(
+    sessions, clock, hook
+):
+    retried = metrics.WEBHOOK_DELIVERIES.labels("retried")._value.get()
+    created = create(sessions, hook.url)
+    token = bearer(created["seats"][0]["token"])
+    for _ in range(2):
+        answer = sessions.read(created["id"], token)
+        move = {"move": answer["moves"][0], "version": answer["version"]}
+        sessions.move(created["id"], token, lambda m=move: m, None)
+        sessions.deliveries.deliver_due()
+    assert len(hook.received) == 3 and hook.connections == 1  # creation's turn and two more
+    hook.drop_connections()
+    answer = sessions.read(created["id"], token)
+    sessions.move(created["id"], token, lambda: {"move": answer["moves"][0],
+                                                 "version": answer["version"]}, None)  # fmt: skip
+    sessions.deliveries.deliver_due()
+    assert [kept.headers["answered"] for kept in hook.received] == ["ok"] * 4
+    assert hook.connections == 2
+    assert metrics.WEBHOOK_DELIVERIES.labels("retried")._value.get() == retried
+
+
 def test_a_redirect_is_not_followed(sessions, clock, hook):
     hook.failing, hook.failure = 1, 302
     create(sessions, hook.url)
@@ -183,10 +205,20 @@ def test_without_an_allow_list_a_non_public_url_is_a_422_naming_webhook_url(open
 
 def test_the_allow_list_replaces_the_rule():
     allowed = Destinations("127.0.0.1, [::1]")
-    assert allowed.refusal("http://127.0.0.1:8080/x") is None
-    assert allowed.refusal("http://[::1]:8080/x") is None
-    assert allowed.refusal("http://127.0.0.2/x") is not None
-    assert allowed.refusal("http://localhost/x") is not None
+    assert allowed.judge("http://127.0.0.1:8080/x") == ("127.0.0.1", None)
+    assert allowed.judge("http://[::1]:8080/x") == ("::1", None)
+    assert allowed.judge("http://127.0.0.2/x")[1] is not None
+    assert allowed.judge("http://localhost/x")[1] is not None
+
+
+def test_a_public_destination_is_sent_to_the_address_its_check_resolved():
+    # An address literal resolves without a lookup: nothing leaves the machine. A delivery
+    # connects to the address judged, so a name cannot resolve elsewhere after its check.
+    assert Destinations().judge("https://8.8.8.8:8443/hooks") == ("8.8.8.8", None)
+    assert Destinations().judge("http://[2001:4860:4860::8888]/x") == (
+        "2001:4860:4860::8888", None,
+    )  # fmt: skip
+    assert Destinations().judge("http://127.0.0.1/x")[0] is None
 
 
 @pytest.mark.parametrize(
