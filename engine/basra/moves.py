@@ -115,7 +115,9 @@ def hand_moves(
             continue
         value = VALUE[card]
         if value:
-            found = search_captures(value, JOINABLE[value].intersection(table), policy)
+            joining = JOINABLE[value].intersection(table)
+            # No numeral of its value or below on the table: nothing to search for.
+            found = search_captures(value, joining, policy) if joining else ()
         elif card[0] == "J":
             # A jack sweeps the table; a basra only on a lone jack when jacks score one.
             swept = canonical(table)
@@ -206,9 +208,11 @@ def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple
     return search_captures(value, JOINABLE[value].intersection(table), policy)
 
 
-# Each numeral's unit in a count vector (engine/basra/covers.py), so that the vector of a
-# set of numerals is one sum.
+# Each numeral's unit and whole count field in a count vector (engine/basra/covers.py): the
+# vector of a set of numerals is one sum, and a cover uses a card's value where its field
+# is not zero.
 UNIT: dict[str, int] = {card: covers.unit(value) for card, value in VALUE.items() if value}
+FIELD: dict[str, int] = {card: covers.field(value) for card, value in VALUE.items() if value}
 
 
 @lru_cache(maxsize=1 << 16)
@@ -233,9 +237,11 @@ def search_captures(
         found = list(covers.every_cover(value, vector))
     found = [used for used in found if used]
     if not found:
-        return ()  # the common miss: nothing to expand into cards
-    if found == [vector]:
-        return (canonical(candidates),)  # every candidate taken: the one way to expand it
+        return ()  # a common miss: nothing to expand into cards
+    if len(found) == 1 and covers.takes_whole(found[0], vector):
+        # The commonest capture: every candidate of each value it uses, so it expands one
+        # way only, to exactly those cards.
+        return (canonical([card for card in candidates if found[0] & FIELD[card]]),)
     by_value: dict[int, list[str]] = {}
     for other in sort_cards(candidates):
         by_value.setdefault(VALUE[other], []).append(other)
