@@ -166,6 +166,21 @@ def test_messages_share_a_kept_connection_and_one_the_receiver_closed_is_made_an
     assert metrics.WEBHOOK_DELIVERIES.labels("retried")._value.get() == retried
 
 
+def test_an_emptied_outbox_keeps_its_claim_until_the_lease_then_a_scan_drops_it(
+    sessions, clock, hook
+):
+    deliveries = sessions.deliveries
+    created = create(sessions, hook.url)
+    assert deliveries.deliver_due() == 1 and len(hook.received) == 1
+    clock.now += deliveries.lease - 1
+    assert deliveries.deliver_due() == 0  # the delivering claim holds: no scan takes it
+    clock.now += 2
+    assert deliveries.deliver_due() == 1  # its lease ran out: claimed, found empty, dropped
+    assert deliveries.deliver_due() == 0
+    assert deliveries.schedule.claim(clock.now + 10 * deliveries.lease, 1.0) == []
+    assert len(hook.received) == 1 and created["id"] in hook.received[0].body.decode()
+
+
 def test_a_redirect_is_not_followed(sessions, clock, hook):
     hook.failing, hook.failure = 1, 302
     create(sessions, hook.url)
