@@ -121,11 +121,12 @@ class Connections:
     itself: urllib3's and requests' layers (pools, retries, adapters) cost twice what the
     POST does, and a delivery must cost a small part of a move."""
 
-    def __init__(self, most: int) -> None:
+    def __init__(self, most: int, tls: ssl.SSLContext | None = None) -> None:
+        """`tls` checks receivers' certificates: the system's trust store unless given."""
         self.most = most  # idle ones kept per destination
         self._idle: dict[Where, list[http.client.HTTPConnection]] = {}
         self._lock = threading.Lock()
-        self._tls: ssl.SSLContext | None = None
+        self._tls = tls
 
     def take(self, where: Where, timeout: float) -> tuple[http.client.HTTPConnection, bool]:
         """A connection to `where`: an idle one (True) or a new one (False)."""
