@@ -21,9 +21,8 @@ from engine.game import Events, Game, MatchResult
 from service.hosted import history
 from service.hosted.deliveries import Deliveries
 from service.hosted.records import BOT, HUMAN, Live, Meta, Recent, Record, Seat, write_seats
-from service.hosted.schedule import Schedule
 from service.hosted.webhooks import messages_of
-from service.store import Change, Commit, NewSession, SessionStore
+from service.store import Change, Commit, NewSession, Schedule, SessionStore
 from service.store import Outcome as Written
 
 log = logging.getLogger("service.sessions")
@@ -255,7 +254,8 @@ class Commits:
         change = change_of(facts, self.clock(), key, answer)
         mark = None
         if change.messages and self.deliveries is not None:
-            mark = self.deliveries.planned(facts.session_id, change.at)
+            mark = self.deliveries.claim_of(change.at)
+            change = replace(change, plan=mark)
         commit = self.store.commit(facts.session_id, change)
         if commit.outcome is not Written.APPLIED:
             self.recent.drop(facts.session_id)

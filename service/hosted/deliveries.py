@@ -2,13 +2,16 @@
 version order per session, with exponential backoff, to public addresses only.
 
 The outbox of a session (its messages, written by the commit that caused them) is the
-truth; a schedule of sessions by when their outbox is next due (service.hosted.schedule,
-the timers' kind: `cards:{webhooks}:due` on Redis) says where to look. A commit with
-messages plans its session there before it is written (so a worker dying right after the
-commit leaves it planned) and again after (so a deliverer that found the outbox empty just
-before cannot settle it away). A deliverer claims due sessions with a lease (a worker that
-dies holding one delays them by the lease, no more), sends each session's messages from its
-head, and settles the session at its head's next attempt, or drops it once it is empty.
+truth; the store's outbox schedule (the timers' kind: `cards:{webhooks}:due` on Redis) says
+where to look. A commit with messages plans its session there with them, in the same
+script (on a cluster, whose scripts keep to one slot, just before it), already claimed by
+its own worker for a lease: a worker dying right after the commit leaves it planned, and
+another finds it a lease later. The commit then hands the session to its worker's loop,
+with the outbox's head when the outbox held nothing before. Every loop also claims the due
+sessions from the schedule every SCAN_SECONDS, with a lease (a worker that dies holding one
+delays them by the lease, no more). A deliverer sends a session's messages from its head,
+on connections kept alive per destination, and settles its claim at the head's next
+attempt, drops it when the outbox was empty, or leaves it to run out when it emptied it.
 
 A message is sent only while it is the outbox's head, and the head goes only once it was
 delivered or given up (a compare on its whole text): so no message is sent before the one
@@ -30,9 +33,8 @@ import orjson
 
 from service import metrics
 from service.errors import invalid
-from service.hosted.schedule import Schedule
 from service.hosted.webhooks import signature
-from service.store import SessionStore, StoreUnavailable
+from service.store import Schedule, SessionStore, StoreUnavailable
 
 log = logging.getLogger("service.webhooks")
 
@@ -119,11 +121,12 @@ class Connections:
     itself: urllib3's and requests' layers (pools, retries, adapters) cost twice what the
     POST does, and a delivery must cost a small part of a move."""
 
-    def __init__(self, most: int) -> None:
+    def __init__(self, most: int, tls: ssl.SSLContext | None = None) -> None:
+        """`tls` checks receivers' certificates: the system's trust store unless given."""
         self.most = most  # idle ones kept per destination
         self._idle: dict[Where, list[http.client.HTTPConnection]] = {}
         self._lock = threading.Lock()
-        self._tls: ssl.SSLContext | None = None
+        self._tls = tls
 
     def take(self, where: Where, timeout: float) -> tuple[http.client.HTTPConnection, bool]:
         """A connection to `where`: an idle one (True) or a new one (False)."""
@@ -199,15 +202,12 @@ class Deliveries:
         """A claim on a session lasts this long: beyond one attempt's bound."""
         return self.timeout + 5.0
 
-    def planned(self, session_id: str, at: float) -> float:
-        """A commit at `at` with messages for `session_id` is about to be written: the
-        session is planned, claimed by this worker for a lease, before the commit (so that
-        should the worker die right after it, another one delivers a lease later); the
-        claim's mark. Claimed rather than due at once: no other worker's scan takes it
-        while this one delivers it."""
-        mark = at + self.lease
-        self.schedule.plan(session_id, mark)
-        return mark
+    def claim_of(self, at: float) -> float:
+        """The plan a commit at `at` with messages writes with them (Change.plan): the
+        session claimed by this worker for a lease, so that should the worker die right
+        after the commit, another one delivers them a lease later, and that meanwhile no
+        other worker's scan takes it while this one delivers it; the claim's mark."""
+        return at + self.lease
 
     def committed(self, session_id: str, mark: float, head: str | None) -> None:
         """The commit planned with `mark` was written: this worker's loop delivers its
@@ -260,8 +260,13 @@ class Deliveries:
 
     def deliver(self, session_id: str, mark: float, head: str | None = None) -> None:
         """Send the session's due messages from its head (read from the outbox unless
-        given), then settle its claim."""
+        given), then settle its claim: at the head's next attempt; dropped when the outbox
+        was empty; left to run out when it was emptied here. A session that has just moved
+        is likely to move again within the lease, and its commit plans it anew: the drop is
+        then never paid. One that does not is claimed again once the lease runs out, found
+        empty and dropped."""
         due: float | None = None
+        sent = False
         try:
             if head is None:
                 head = self.store.outbox_head(session_id)
@@ -273,8 +278,9 @@ class Deliveries:
                 if self._stopping.is_set():
                     due = self.clock()
                     break
-                head = self._attempt(session_id, head, message)
-            self.schedule.settle(session_id, mark, due)
+                head, sent = self._attempt(session_id, head, message), True
+            if due is not None or not sent:
+                self.schedule.settle(session_id, mark, due)
         except StoreUnavailable as error:
             log.warning("webhook delivery postponed: %s", error)
         except Exception:  # one bad message must not stop the loop; its claim runs out

@@ -106,8 +106,11 @@ class Change:
     # store's record_ttl, whatever becomes of the session.
     record: tuple[str, ...] = ()
     ended: str = ""
-    # Webhook messages (JSON text) appended to the session's outbox, in version order.
+    # Webhook messages (JSON text) appended to the session's outbox, in version order, and
+    # when (epoch seconds) the store's outbox schedule is to look at the session: planned
+    # with the commit, so that a commit is never without the plan that delivers it.
     messages: tuple[str, ...] = ()
+    plan: float | None = None
 
 
 def gone_or_ok(result: object) -> str:
@@ -164,6 +167,8 @@ class SessionStore(ABC):
     least `outbox_ttl` after their latest message."""
 
     metrics = False  # time every call (open_store sets it from METRICS)
+    # The sessions whose webhook outbox is due, by when; commits plan it (Change.plan).
+    outbox_schedule: "Schedule"
 
     def __init__(
         self, ttl: float, record_ttl: float = RECORD_TTL, outbox_ttl: float = OUTBOX_TTL
@@ -250,6 +255,30 @@ class SessionStore(ABC):
     @abstractmethod
     def ready(self) -> bool:
         """Whether the backend answers right now."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections."""
+
+
+class Schedule(ABC):
+    """A schedule of sessions by when to look at them (turn deadlines, due webhook
+    outboxes). Only a hint of when to look: the session's own record decides, and what is
+    done is committed with the version compare-and-set like any move."""
+
+    @abstractmethod
+    def plan(self, session_id: str, deadline: float) -> None:
+        """Look at the session at `deadline` (replacing any earlier plan for it)."""
+
+    @abstractmethod
+    def claim(self, now: float, lease: float) -> list[tuple[str, float]]:
+        """The sessions due at `now`, each claimed until `now + lease` (another process
+        claims it again only after that): (session id, the claim's mark)."""
+
+    @abstractmethod
+    def settle(self, session_id: str, mark: float, deadline: float | None) -> None:
+        """After handling a claim: the session's next deadline (None: no more), unless a
+        commit planned it anew meanwhile."""
 
     @abstractmethod
     def close(self) -> None:

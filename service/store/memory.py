@@ -15,6 +15,7 @@ from service.store.base import (
     Change,
     Commit,
     Outcome,
+    Schedule,
     Session,
     SessionStore,
 )
@@ -42,6 +43,7 @@ class MemoryStore(SessionStore):
         self._creations: dict[str, tuple[str, float]] = {}
         self._owned: dict[str, dict[str, float]] = {}  # owner -> session id -> created_at
         self._lock = threading.Lock()
+        self.outbox_schedule = MemorySchedule()
         self._next_sweep = 0.0
 
     def load(self, session_id: str) -> Session | None:
@@ -77,6 +79,8 @@ class MemoryStore(SessionStore):
                 kept, _ = self._outboxes.get(session_id, ([], 0.0))
                 heads = not kept
                 kept.extend(change.messages)
+                if change.plan is not None:
+                    self.outbox_schedule.plan(session_id, change.plan)
                 until = time.monotonic() + max(self.ttl, self.outbox_ttl)
                 self._outboxes[session_id] = (kept, until)
             if change.ended:
@@ -218,3 +222,32 @@ class MemoryStore(SessionStore):
         for kept in (self._finished, self._outboxes):
             for key in [k for k, (_, until) in kept.items() if until <= now]:
                 del kept[key]
+
+
+class MemorySchedule(Schedule):
+    def __init__(self) -> None:
+        self._due: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def plan(self, session_id: str, deadline: float) -> None:
+        with self._lock:
+            self._due[session_id] = deadline
+
+    def claim(self, now: float, lease: float) -> list[tuple[str, float]]:
+        with self._lock:
+            due = [session_id for session_id, at in self._due.items() if at <= now]
+            for session_id in due:
+                self._due[session_id] = now + lease
+            return [(session_id, now + lease) for session_id in due]
+
+    def settle(self, session_id: str, mark: float, deadline: float | None) -> None:
+        with self._lock:
+            if self._due.get(session_id) != mark:
+                return
+            if deadline is None:
+                del self._due[session_id]
+            else:
+                self._due[session_id] = deadline
+
+    def close(self) -> None:
+        """Nothing to release: the schedule lives and dies with this process."""

@@ -2,12 +2,14 @@
 for as many requests as it is told to fail."""
 
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import orjson
 from standardwebhooks.webhooks import Webhook
@@ -34,6 +36,12 @@ class Receiver:
     lock: threading.Lock = field(default_factory=threading.Lock)
     open: set = field(default_factory=set)  # the sockets of the connections it holds open
     connections: int = 0  # how many it accepted in all
+
+    server: Any = None
+
+    def wrap(self, context: ssl.SSLContext) -> None:
+        """Serve HTTPS from now on, with `context`'s certificate."""
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
 
     def drop_connections(self) -> None:
         """Close every open connection, as a receiver does with idle ones after a while."""
@@ -92,7 +100,7 @@ def receiver(path: str = "/hooks") -> Iterator[Receiver]:
             """Quiet."""
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    holder.append(Receiver(f"http://127.0.0.1:{server.server_port}{path}"))
+    holder.append(Receiver(f"http://127.0.0.1:{server.server_port}{path}", server=server))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
