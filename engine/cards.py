@@ -48,7 +48,7 @@ def sort_cards(cards: Iterable[str]) -> list[str]:
 
 def canonical(cards: Iterable[str]) -> tuple[str, ...]:
     """The cards in canonical order, as a tuple."""
-    return tuple(sort_cards(cards))
+    return tuple(sorted(cards, key=ORDER.__getitem__))  # sort_cards's, one call less per hand
 
 
 def redeal(

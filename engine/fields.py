@@ -5,6 +5,7 @@ must be, so every game's states are refused in the same words."""
 import dataclasses
 from collections.abc import Callable, Collection
 from functools import cache
+from itertools import chain
 from typing import Any
 
 from engine.cards import CardError, parse_card
@@ -16,8 +17,10 @@ def keys_of(data: object, required: tuple[str, ...], optional: tuple[str, ...] =
     """`data` as a state object: every required key there, no key unknown."""
     if not isinstance(data, dict):
         raise StateError("state", "must be an object")
-    if data.keys() >= key_set(required) and key_set(required + optional).issuperset(data):
-        return data
+    if data.keys() >= key_set(required) and (
+        len(data) == len(required) or key_set(required + optional).issuperset(data)
+    ):
+        return data  # every required key there, and no other but the optional ones
     missing = [key for key in required if key not in data]
     if missing:
         raise StateError(missing[0], "is required")
@@ -96,6 +99,8 @@ def seat(value: object, seats: int, path: str, nullable: bool = False) -> int | 
 
 def ascending_seats(value: object, seats: int, path: str) -> tuple[int, ...]:
     """Distinct seats in ascending order."""
+    if value == []:
+        return ()  # no seat: nothing to read or order
     if not isinstance(value, list):
         raise StateError(path, "must be a list of seats")
     read = tuple(seat(item, seats, f"{path}.{index}") for index, item in enumerate(value))
@@ -129,6 +134,38 @@ def cards(value: object, path: str, pack: frozenset[str]) -> tuple[str, ...]:
     if not isinstance(value, list):
         raise StateError(path, "must be a list of cards")
     return tuple(card(item, f"{path}.{index}", pack) for index, item in enumerate(value))
+
+
+def card_lists(
+    value: object, size: int, path: str, pack: frozenset[str], each: str
+) -> tuple[tuple[str, ...], ...]:
+    """`size` lists of cards of `pack` (one per seat: hands, captured piles)."""
+    if type(value) is list and len(value) == size and set(map(type, value)) == {list}:
+        try:
+            if pack.issuperset(chain.from_iterable(value)):
+                return tuple(map(tuple, value))  # every card already in its canonical form
+        except TypeError:
+            pass  # something unhashable: the careful reading below names it
+    return listed(value, size, path, lambda item, at: cards(item, at, pack), each)
+
+
+def integers(value: object, size: int, path: str, each: str) -> tuple[int, ...]:
+    """`size` integers (one per seat: scores)."""
+    if type(value) is list and len(value) == size and set(map(type, value)) == {int}:
+        return tuple(value)
+    return listed(value, size, path, integer, each)
+
+
+def are_seats(values: Collection[object], seats: int) -> bool:
+    """Whether every value is a seat below `seats` (an int, never a bool): a check without
+    a path or a Python call per value, for the plain form; its careful reader names what
+    is wrong."""
+    return set(map(type, values)) <= {int} and seat_set(seats).issuperset(values)
+
+
+@cache
+def seat_set(seats: int) -> frozenset[int]:
+    return frozenset(range(seats))
 
 
 def listed(

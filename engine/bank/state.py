@@ -1,6 +1,9 @@
 """The Bank state: an immutable value, its JSON form and its consistency check (the
 contract's list, rule by rule)."""
 
+from collections.abc import Iterator
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from engine import fields
@@ -147,6 +150,10 @@ REQUIRED = (
 
 
 def read_state(data: object) -> State:
+    """The state of a JSON form, or StateError naming its first wrong field. Each field is
+    read in the contract's order; a field in the plain form the engine writes is taken at
+    once, anything else by its careful reader, which names what is wrong or normalises
+    the other accepted forms (`10C`, lowercase)."""
     data = fields.keys_of(data, REQUIRED, ("seed",))
     if data["game"] != "bank":
         raise StateError("game", f'must be "bank", not {shown(data["game"])}')
@@ -156,39 +163,40 @@ def read_state(data: object) -> State:
     except RulesError as error:
         raise fields.under_rules(error) from error
     common, personal = read_trumps(data["trumps"], seats)
-    state = State(
-        rules=rules,
-        seats=seats,
-        dealer=fields.seat(data["dealer"], seats, "dealer"),
-        common=common,
-        personal=personal,
-        hands=fields.listed(data["hands"], seats, "hands", card_list, "seat"),
-        stock=card_list(data["stock"], "stock"),
-        bank=read_bank(data["bank"], seats),
-        target=read_target(data["target"], seats),
-        turn=fields.seat(data["turn"], seats, "turn", nullable=True),
-        drawn=fields.boolean(data["drawn"], "drawn"),
-        out=read_out(data["out"], seats),
-        captured=fields.listed(data["captured"], seats, "captured", card_list, "seat"),
-        idle=fields.integer(data["idle"], "idle", minimum=0),
-        starter=fields.seat(data["starter"], seats, "starter"),
-        scores=fields.listed(data["scores"], seats, "scores", fields.integer, "seat"),
-        deal=fields.integer(data["deal"], "deal", minimum=1, maximum=MAX_DEALS),
-        status=fields.one_value(data["status"], "status", (PLAYING, MATCH_OVER)),
-        winner=fields.seat(data["winner"], seats, "winner", nullable=True),
-        winners=fields.ascending_seats(data["winners"], seats, "winners"),
-        tiebreak=read_tiebreak(data["tiebreak"], seats),
-        seed=fields.seed(data.get("seed"), "seed"),
-    )
-    check_cards(state)
+    dealer = fields.seat(data["dealer"], seats, "dealer")
+    hands = fields.card_lists(data["hands"], seats, "hands", CARDS, "seat")
+    stock = card_list(data["stock"], "stock")
+    bank = read_bank(data["bank"], seats)
+    target = read_target(data["target"], seats)
+    turn = fields.seat(data["turn"], seats, "turn", nullable=True)
+    drawn = fields.boolean(data["drawn"], "drawn")
+    out = read_out(data["out"], seats)
+    captured = fields.card_lists(data["captured"], seats, "captured", CARDS, "seat")
+    idle = fields.integer(data["idle"], "idle", minimum=0)
+    starter = fields.seat(data["starter"], seats, "starter")
+    scores = fields.integers(data["scores"], seats, "scores", "seat")
+    deal = fields.integer(data["deal"], "deal", minimum=1, maximum=MAX_DEALS)
+    status = fields.one_value(data["status"], "status", (PLAYING, MATCH_OVER))
+    winner = fields.seat(data["winner"], seats, "winner", nullable=True)
+    winners = fields.ascending_seats(data["winners"], seats, "winners")
+    tiebreak = read_tiebreak(data["tiebreak"], seats)
+    seed = fields.seed(data.get("seed"), "seed")
+    # Cards are checked in the order given, so that a card twice is named where it was sent.
+    check_cards(hands, stock, bank, captured)
+    # Built as the tuple it is: State's own __new__ is a Python function taking every field
+    # by name only to call tuple.__new__ (about 1 us of a read).
+    state = tuple.__new__(
+        State,
+        (rules, seats, dealer, common, personal, tuple(map(canonical, hands)), stock, bank,
+         target, turn, drawn, out, tuple(map(canonical, captured)), idle, starter, scores,
+         deal, status, winner, winners, tiebreak, seed),
+    )  # fmt: skip
     check_trumps(state)
     check_target(state)
     check_out(state)
     check_status(state)
     check_tiebreak(state)
-    return state._replace(
-        hands=tuple(map(canonical, state.hands)), captured=tuple(map(canonical, state.captured))
-    )
+    return state
 
 
 # --- reading fields -------------------------------------------------------------------
@@ -202,23 +210,35 @@ def card_list(value: object, path: str) -> tuple[str, ...]:
     return fields.cards(value, path, CARDS)
 
 
+SUIT_KEYS = frozenset(SUITS)
+CLASSES = frozenset((0, 1, 2))  # a suit's trump class; bools are refused by type first
+
+
 def read_trumps(value: object, seats: int) -> tuple[tuple[int, int, int, int], tuple]:
     trumps = fields.record(value, "trumps", ("common", "personal"))
     common = trumps["common"]
-    if not isinstance(common, dict) or set(common) != set(SUITS):
+    if not isinstance(common, dict) or common.keys() != SUIT_KEYS:
         raise StateError("trumps.common", "must be an object giving the class of C, D, H and S")
-    classes = tuple(
-        fields.integer(common[suit], f"trumps.common.{suit}", minimum=0, maximum=2)
-        for suit in SUITS
-    )
-    return classes, fields.listed(
-        trumps["personal"], seats, "trumps.personal", suit_or_null, "seat"
-    )
+    classes = tuple(map(common.__getitem__, SUITS))
+    if set(map(type, classes)) != {int} or not CLASSES.issuperset(classes):
+        classes = tuple(
+            fields.integer(common[suit], f"trumps.common.{suit}", minimum=0, maximum=2)
+            for suit in SUITS
+        )
+    personal = trumps["personal"]
+    if type(personal) is list and len(personal) == seats:
+        try:
+            if PERSONAL.issuperset(personal):
+                return classes, tuple(personal)
+        except TypeError:
+            pass  # something unhashable: the careful reading below names it
+    return classes, fields.listed(personal, seats, "trumps.personal", suit_or_null, "seat")
 
 
 # The suits as a tuple: membership by equality, so that a value of any JSON type is refused
 # in words rather than failing to hash.
 SUIT_NAMES = tuple(SUITS)
+PERSONAL = frozenset((*SUITS, None))  # what a seat's personal trump can be
 
 
 def suit_or_null(item: object, path: str) -> str | None:
@@ -228,7 +248,28 @@ def suit_or_null(item: object, path: str) -> str | None:
     return item  # type: ignore[return-value]
 
 
+ENTRY_KEYS = frozenset(("card", "by"))
+TARGET_KEYS = frozenset(("card", "by", "virtual"))
+
+
 def read_bank(value: object, seats: int) -> tuple[Entry, ...]:
+    if value == []:
+        return ()  # an empty bank: after a capture, or before the first lay
+    # The plain form, checked in C (no Python call per entry): objects with card and by.
+    if (
+        type(value) is list
+        and set(map(type, value)) == {dict}
+        and all(map(ENTRY_KEYS.issubset, value))
+    ):
+        cards = [item["card"] for item in value]
+        laid_by = [item["by"] for item in value]
+        try:
+            plain = CARDS.issuperset(cards)
+        except TypeError:
+            plain = False  # something unhashable: the careful reading below names it
+        # Laid by seats (ints, never bools), but for a pack card at the bottom.
+        if plain and fields.are_seats(laid_by[1:] if laid_by[0] is None else laid_by, seats):
+            return tuple(map(tuple.__new__, repeat(Entry), zip(cards, laid_by)))
     if not isinstance(value, list):
         raise StateError("bank", "must be a list of {card, by}, bottom to top")
     bank = []
@@ -245,6 +286,15 @@ def read_bank(value: object, seats: int) -> tuple[Entry, ...]:
 def read_target(value: object, seats: int) -> Target | None:
     if value is None:
         return None
+    if type(value) is dict and value.keys() >= TARGET_KEYS:
+        card, by, virtual = value["card"], value["by"], value["virtual"]
+        if (
+            type(card) is str
+            and card in CARDS
+            and (by is None or fields.are_seats((by,), seats))
+            and type(virtual) is bool
+        ):
+            return tuple.__new__(Target, (card, by, virtual))
     target = fields.record(value, "target", ("card", "by", "virtual"))
     return Target(
         card_of(target["card"], "target.card"),
@@ -294,30 +344,36 @@ def read_tiebreak(value: object, seats: int) -> Tiebreak | None:
 # --- consistency across fields ----------------------------------------------------------
 
 
-def card_places(state: State):
+Cards = tuple[str, ...]
+
+
+def card_places(
+    hands: tuple[Cards, ...], stock: Cards, bank: tuple[Entry, ...], captured: tuple[Cards, ...]
+) -> Iterator[tuple[str, str]]:
     """(JSON path, card) of every card in hands, stock, bank and captured piles."""
-    for seat, hand in enumerate(state.hands):
+    for seat, hand in enumerate(hands):
         for index, card in enumerate(hand):
             yield f"hands.{seat}.{index}", card
-    for index, card in enumerate(state.stock):
+    for index, card in enumerate(stock):
         yield f"stock.{index}", card
-    for index, entry in enumerate(state.bank):
+    for index, entry in enumerate(bank):
         yield f"bank.{index}.card", entry.card
-    for seat, pile in enumerate(state.captured):
+    for seat, pile in enumerate(captured):
         for index, card in enumerate(pile):
             yield f"captured.{seat}.{index}", card
 
 
-def check_cards(state: State) -> None:
-    """Rule 2: each of the 36 cards exactly once in hands, stock, bank and captured piles."""
-    every = [card for hand in state.hands for card in hand]
-    every += state.stock
-    every += [entry.card for entry in state.bank]
-    every += [card for pile in state.captured for card in pile]
+def check_cards(
+    hands: tuple[Cards, ...], stock: Cards, bank: tuple[Entry, ...], captured: tuple[Cards, ...]
+) -> None:
+    """Rule 2: each of the 36 cards exactly once in hands, stock, bank and captured piles
+    (as read, before the canonical order: a card twice is named at its place in the form)."""
+    every = [*chain.from_iterable(hands), *stock, *map(itemgetter(0), bank),
+             *chain.from_iterable(captured)]  # fmt: skip
     if len(every) == len(DECK) == len(set(every)):
         return  # every card is one of the pack's already: 36 distinct ones are all of it
     seen: dict[str, str] = {}  # the careful pass, only to name what is wrong
-    for path, card in card_places(state):
+    for path, card in card_places(hands, stock, bank, captured):
         if card in seen:
             raise StateError(path, f"{card} is already at {seen[card]}; every card appears once")
         seen[card] = path
@@ -341,14 +397,20 @@ def check_trumps(state: State) -> None:
                 raise StateError(
                     f"trumps.common.{suit}", f"must be {expected} under trump_mode {mode}"
                 )
-    for seat, suit in enumerate(state.personal):
+    personal = state.personal
+    if mode == "per_player":
+        if None not in personal and len(set(personal)) == len(personal):
+            return
+    elif personal.count(None) == len(personal):
+        return
+    for seat, suit in enumerate(personal):  # the careful pass, only to name what is wrong
         path = f"trumps.personal.{seat}"
         if mode != "per_player" and suit is not None:
             raise StateError(path, f"must be null under trump_mode {mode}")
         if mode == "per_player":
             if suit is None:
                 raise StateError(path, "every seat has its own trump suit under per_player")
-            if suit in state.personal[:seat]:
+            if suit in personal[:seat]:
                 raise StateError(path, f"{suit} is already another seat's trump")
 
 
@@ -376,7 +438,7 @@ def check_target(state: State) -> None:
         raise StateError("target.by", "must be null for a virtual target")
     if not target.virtual:
         raise StateError("target.virtual", "must be true on an empty bank")
-    if not any(target.card in pile for pile in state.captured):
+    if target.card not in chain.from_iterable(state.captured):
         raise StateError("target.card", f"{target.card} must lie in a captured pile")
 
 

@@ -5,6 +5,7 @@ import copy
 
 import pytest
 
+from engine.bank import State as BankState
 from engine.basra import (
     MoveError,
     Rules,
@@ -17,6 +18,9 @@ from engine.basra import (
 )
 from engine.basra.moves import card_moves, clear_caches, hand_moves, is_final_card, sum_captures
 from tests.engine.builders import LEVANTINE, single_play
+
+# A 3-seat position with a pack card under a laid one and personal trumps.
+from tests.engine.test_bank_rules import base as bank_position
 
 
 @pytest.mark.parametrize(
@@ -121,3 +125,61 @@ def test_a_cover_takes_whole_exactly_when_it_uses_every_card_of_each_value_it_us
     assert not takes_whole(unit(2), table)  # one of the two 2s: two ways to pick it
     assert not takes_whole(unit(3) + 3 * unit(1), table)
 
+
+
+# --- Bank's state reader: the plain form is taken at once, anything else read carefully ---
+
+
+def test_a_bank_state_in_other_accepted_forms_reads_as_the_plain_one():
+    data = bank_position()
+    plain = BankState.from_json(copy.deepcopy(data))
+    data["hands"][0] = ["ks", "9C", "7d"]  # out of order and lowercase
+    data["bank"][1]["card"] = "qs"
+    data["target"]["card"] = "Qs"
+    data["stock"] = [card.replace("T", "10") for card in data["stock"]]
+    assert BankState.from_json(data) == plain
+    assert BankState.from_json(data).to_json() == plain.to_json()
+
+
+@pytest.mark.parametrize(
+    ("place", "value", "path"),
+    [
+        (("bank", 1, "by"), True, "bank.1.by"),  # equal to seat 1, but not a seat
+        (("bank", 1, "by"), None, "bank.1.by"),  # a pack card above the bottom
+        (("bank", 0, "by"), 3, "bank.0.by"),
+        (("bank", 1), ["QS", 0], "bank.1"),
+        (("bank", 1, "card"), ["QS"], "bank.1.card"),
+        (("target", "by"), False, "target.by"),  # equal to seat 0
+        (("target", "virtual"), 0, "target.virtual"),
+        (("target", "card"), "QX", "target.card"),
+        (("scores", 1), True, "scores.1"),
+        (("scores", 2), 1.0, "scores.2"),
+        (("trumps", "common", "H"), True, "trumps.common.H"),
+        (("trumps", "common", "S"), 3, "trumps.common.S"),
+        (("trumps", "personal", 1), ["C"], "trumps.personal.1"),
+        (("trumps", "personal", 2), "X", "trumps.personal.2"),
+        (("hands", 1, 1), ["JC"], "hands.1.1"),
+        (("hands", 2), "AH QH", "hands.2"),
+        (("captured", 0), [True], "captured.0.0"),
+        (("winners",), [1, 0], "winners"),
+    ],
+)
+def test_a_bank_field_that_only_looks_plain_is_named(place, value, path):
+    data = bank_position()
+    holder = data
+    for key in place[:-1]:
+        holder = holder[key]
+    holder[place[-1]] = value
+    with pytest.raises(StateError) as raised:
+        BankState.from_json(data)
+    assert raised.value.path == path
+
+
+def test_a_bank_card_twice_is_named_where_it_was_sent_not_where_it_sorts():
+    data = bank_position()
+    data["hands"][0] = ["KS", "9C", "7D"]
+    data["hands"][1] = ["8D", "KS"]  # JC missing, KS twice
+    with pytest.raises(StateError) as raised:
+        BankState.from_json(data)
+    assert raised.value.path == "hands.1.1"
+    assert "hands.0.0" in raised.value.reason
