@@ -6,6 +6,7 @@ import hashlib
 import random
 import struct
 from collections.abc import Iterable, Iterator
+from itertools import chain
 
 from engine.errors import shown
 
@@ -70,25 +71,39 @@ def redeal(
 WORDS_OF_BLOCK = struct.Struct(">4Q").unpack
 
 
-def random_words(key: bytes) -> Iterator[int]:
+def random_words(key: bytes, first_block: int = 0) -> Iterator[int]:
     """64-bit words from SHA-256 in counter mode: the same on every machine and Python."""
-    counter = 0
+    counter = first_block
     while True:
         yield from WORDS_OF_BLOCK(hashlib.sha256(key + counter.to_bytes(8, "big")).digest())
         counter += 1
 
 
+def leading_words(key: bytes, count: int) -> Iterator[int]:
+    """`random_words(key)`, its first `count` words hashed and unpacked in one batch (what
+    a shuffle that rejects none draws; a word is rejected with a chance below 2**-57), the
+    rest from the blocks after them: cheaper than resuming the generator for each word."""
+    blocks = (count + 3) // 4
+    digests = b"".join(
+        hashlib.sha256(key + counter.to_bytes(8, "big")).digest() for counter in range(blocks)
+    )
+    return chain(struct.unpack(f">{4 * blocks}Q", digests), random_words(key, blocks))
+
+
+# Rejection sampling keeps the words below the largest multiple of the pack's size under
+# 2**64, by pack size up to the 52: that long division done once here, not for every card
+# of every deal.
+LIMITS: tuple[int, ...] = tuple((1 << 64) - (1 << 64) % size if size else 0 for size in range(53))
+
+
 def shuffled(cards: Iterable[str], key: str) -> tuple[str, ...]:
     """Fisher-Yates driven by `random_words(key)`, with rejection sampling so every order
-    is equally likely; the same cards and key give the same order everywhere."""
-    words = random_words(key.encode())
+    is equally likely; the same cards (at most 52) and key give the same order everywhere."""
     pack = list(cards)
-    for top in range(len(pack) - 1, 0, -1):
-        size = top + 1
-        limit = (1 << 64) - (1 << 64) % size
-        word = next(words)
-        while word >= limit:
+    words = leading_words(key.encode(), len(pack) - 1)
+    for size, word in zip(range(len(pack), 1, -1), words):
+        while word >= LIMITS[size]:
             word = next(words)
-        pick = word % size
+        top, pick = size - 1, word % size
         pack[top], pack[pick] = pack[pick], pack[top]
     return tuple(pack)

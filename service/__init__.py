@@ -26,10 +26,19 @@ GOOD_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
 DOCS_PATH = "/docs"
 
 
+class App(flask.Flask):
+    """Flask, minus its check of every view and hook for a coroutine on every request
+    (inspect's, a few percent of a stateless answer): the service has none, and
+    tests/service/test_app.py keeps it so."""
+
+    def ensure_sync(self, func: Any) -> Any:
+        return func
+
+
 def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
     """The whole app. With no configuration it needs no Redis; {"REDIS_URL": ...} selects one."""
     settings = load_config(config)
-    app = flask.Flask(__name__)
+    app = App(__name__)
     app.config.update(settings)
     app.config.update(
         MAX_CONTENT_LENGTH=settings["MAX_BODY_BYTES"],

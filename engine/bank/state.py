@@ -211,15 +211,21 @@ def read_trumps(value: object, seats: int) -> tuple[tuple[int, int, int, int], t
         fields.integer(common[suit], f"trumps.common.{suit}", minimum=0, maximum=2)
         for suit in SUITS
     )
-
-    def suit_or_null(item: object, path: str) -> str | None:
-        if item is not None and item not in tuple(SUITS):
-            raise StateError(path, f"must be a suit (C, D, H or S) or null, got {shown(item)}")
-        return item
-
     return classes, fields.listed(
         trumps["personal"], seats, "trumps.personal", suit_or_null, "seat"
     )
+
+
+# The suits as a tuple: membership by equality, so that a value of any JSON type is refused
+# in words rather than failing to hash.
+SUIT_NAMES = tuple(SUITS)
+
+
+def suit_or_null(item: object, path: str) -> str | None:
+    """A seat's personal trump: a suit, or null."""
+    if item is not None and item not in SUIT_NAMES:
+        raise StateError(path, f"must be a suit (C, D, H or S) or null, got {shown(item)}")
+    return item  # type: ignore[return-value]
 
 
 def read_bank(value: object, seats: int) -> tuple[Entry, ...]:

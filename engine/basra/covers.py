@@ -22,6 +22,21 @@ def count_of(vector: int, value: int) -> int:
     return (vector >> (FIELD * value)) & 7
 
 
+def field(value: int) -> int:
+    """The three count bits of `value`'s field."""
+    return 7 << (FIELD * value)
+
+
+# The lowest bit of every field.
+ONES = sum(unit(value) for value in range(11))
+
+
+def takes_whole(used: int, vector: int) -> bool:
+    """Whether `used` takes every card of `vector` of each value it takes any of."""
+    taken = (used | used >> 1 | used >> 2) & ONES  # a field's lowest bit, where used counts
+    return vector & (taken * 7) == used
+
+
 def fits(part: int, vector: int) -> bool:
     return ((vector | GUARDS) - part) & GUARDS == GUARDS
 

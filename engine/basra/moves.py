@@ -6,7 +6,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from engine.basra import covers
-from engine.basra.cards import SEVEN_OF_DIAMONDS, VALUE
+from engine.basra.cards import DECK, SEVEN_OF_DIAMONDS, VALUE
 from engine.basra.rules import Rules
 from engine.basra.scoring import card_points
 from engine.basra.state import PLAYING, State
@@ -86,8 +86,13 @@ def card_moves(card: str, table: tuple[str, ...], rules: Rules, final: bool) -> 
         make_move(card, capture, table, rules, final) for capture in captures(card, table, rules)
     ]
     if not moves or not rules.forced_capture:
-        moves.append(Move(card, ()))
+        moves.append(LAYS[card])
     return moves
+
+
+# Each card laid on the table without taking anything, made once: most cards of a listing
+# are laid, and a listing is made for every move.
+LAYS: dict[str, Move] = {card: Move(card, ()) for card in DECK}
 
 
 def hand_moves(
@@ -98,10 +103,11 @@ def hand_moves(
     table's rules looked up once for the whole hand; the seven of diamonds and a lone wild
     seven on the table go through `card_moves`."""
     if not table:
-        return [Move(card, ()) for card in hand]
+        return [LAYS[card] for card in hand]
     lone_seven = rules.table_seven_diamonds == "lone_wild" and table == (SEVEN_OF_DIAMONDS,)
     counts = not final or rules.last_card_basra_counts
     points = rules.basra_points if counts else 0
+    forced, policy, cleared = rules.forced_capture, rules.capture_policy, len(table)
     moves: list[Move] = []
     for card in hand:
         if lone_seven or card == SEVEN_OF_DIAMONDS:
@@ -110,7 +116,8 @@ def hand_moves(
         value = VALUE[card]
         if value:
             joining = JOINABLE[value].intersection(table)
-            found = search_captures(value, joining, rules.capture_policy)
+            # No numeral of its value or below on the table: nothing to search for.
+            found = search_captures(value, joining, policy) if joining else ()
         elif card[0] == "J":
             # A jack sweeps the table; a basra only on a lone jack when jacks score one.
             swept = canonical(table)
@@ -118,20 +125,23 @@ def hand_moves(
                 moves.append(Move(card, swept, True, rules.jack_basra_points if counts else 0))
             else:
                 moves.append(Move(card, swept))
-            if not rules.forced_capture:
-                moves.append(Move(card, ()))
+            if not forced:
+                moves.append(LAYS[card])
             continue
         else:
             same = [other for other in table if other[0] == card[0]]
             found = (canonical(same),) if same else ()
+        if not found:
+            moves.append(LAYS[card])
+            continue
         # Taking by sum or by rank makes a basra exactly when it clears the table (§6).
-        taken = [
-            Move(card, capture, True, points) if len(capture) == len(table) else Move(card, capture)
-            for capture in found
-        ]
-        if not taken or not rules.forced_capture:
-            taken.append(Move(card, ()))
-        moves += taken
+        for capture in found:
+            if len(capture) == cleared:
+                moves.append(Move(card, capture, True, points))
+            else:
+                moves.append(Move(card, capture))
+        if not forced:
+            moves.append(LAYS[card])
     return moves
 
 
@@ -198,6 +208,13 @@ def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple
     return search_captures(value, JOINABLE[value].intersection(table), policy)
 
 
+# Each numeral's unit and whole count field in a count vector (engine/basra/covers.py): the
+# vector of a set of numerals is one sum, and a cover uses a card's value where its field
+# is not zero.
+UNIT: dict[str, int] = {card: covers.unit(value) for card, value in VALUE.items() if value}
+FIELD: dict[str, int] = {card: covers.field(value) for card, value in VALUE.items() if value}
+
+
 @lru_cache(maxsize=1 << 16)
 def search_captures(
     value: int, candidates: frozenset[str], policy: str
@@ -205,12 +222,7 @@ def search_captures(
     """`sum_captures` over the set of table numerals that can join a capture. Cached on
     that set alone: faces, higher cards and the order of play do not change what a card
     can take, and listing then applying a move asks for the same search."""
-    by_value: dict[int, list[str]] = {}
-    for other in sort_cards(candidates):
-        by_value.setdefault(VALUE[other], []).append(other)
-    if not by_value:
-        return ()
-    vector = sum(covers.unit(v) * len(cards) for v, cards in by_value.items())
+    vector = sum(map(UNIT.__getitem__, candidates))
     if policy == "max_cards":
         lower = vector & (covers.unit(value) - 1)
         found = [used + (vector - lower) for used in covers.largest_covers(value, lower)[1]]
@@ -223,10 +235,18 @@ def search_captures(
                 f"{ANY_FAMILY_CANDIDATES}); apply a move naming its capture instead",
             )
         found = list(covers.every_cover(value, vector))
+    found = [used for used in found if used]
+    if not found:
+        return ()  # a common miss: nothing to expand into cards
+    if len(found) == 1 and covers.takes_whole(found[0], vector):
+        # The commonest capture: every candidate of each value it uses, so it expands one
+        # way only, to exactly those cards.
+        return (canonical([card for card in candidates if found[0] & FIELD[card]]),)
+    by_value: dict[int, list[str]] = {}
+    for other in sort_cards(candidates):
+        by_value.setdefault(VALUE[other], []).append(other)
     return tuple(
-        sorted(
-            canonical(cards) for used in found if used for cards in covers.expand(used, by_value)
-        )
+        sorted(canonical(cards) for used in found for cards in covers.expand(used, by_value))
     )
 
 

@@ -19,10 +19,10 @@ import orjson
 from engine.bots import choose_move
 from engine.game import Events, Game, MatchResult
 from service.hosted import history
+from service.hosted.deliveries import Deliveries
 from service.hosted.records import BOT, HUMAN, Live, Meta, Recent, Record, Seat, write_seats
-from service.hosted.schedule import Schedule
 from service.hosted.webhooks import messages_of
-from service.store import Change, Commit, NewSession, SessionStore
+from service.store import Change, Commit, NewSession, Schedule, SessionStore
 from service.store import Outcome as Written
 
 log = logging.getLogger("service.sessions")
@@ -234,12 +234,12 @@ class Commits:
         recent: Recent,
         followers: Sequence[Follower],
         clock: Clock = time.time,
-        outbox: Schedule | None = None,
+        deliveries: Deliveries | None = None,
     ) -> None:
-        """`outbox` is the webhook deliveries' schedule: a commit with messages plans its
-        session there before it is written."""
+        """`deliveries` deliver webhook messages: a commit with messages plans its session
+        there before it is written, and hands it to them once it is."""
         self.clock = clock
-        self.outbox = outbox
+        self.deliveries = deliveries
         self.store = store
         self.schedule = schedule
         self.recent = recent
@@ -252,8 +252,10 @@ class Commits:
         if facts.due_at is not None:
             self.schedule.plan(facts.session_id, facts.due_at)
         change = change_of(facts, self.clock(), key, answer)
-        if change.messages and self.outbox is not None:
-            self.outbox.plan(facts.session_id, change.at)
+        mark = None
+        if change.messages and self.deliveries is not None:
+            mark = self.deliveries.claim_of(change.at)
+            change = replace(change, plan=mark)
         commit = self.store.commit(facts.session_id, change)
         if commit.outcome is not Written.APPLIED:
             self.recent.drop(facts.session_id)
@@ -266,6 +268,9 @@ class Commits:
         self.recent.put(facts.after)
         for follower in self.followers:
             follower(facts)
+        if mark is not None and self.deliveries is not None:
+            head = change.messages[0] if commit.heads_outbox else None
+            self.deliveries.committed(facts.session_id, mark, head)
         return commit
 
 

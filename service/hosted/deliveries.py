@@ -2,13 +2,16 @@
 version order per session, with exponential backoff, to public addresses only.
 
 The outbox of a session (its messages, written by the commit that caused them) is the
-truth; a schedule of sessions by when their outbox is next due (service.hosted.schedule,
-the timers' kind: `cards:{webhooks}:due` on Redis) says where to look. A commit with
-messages plans its session there before it is written (so a worker dying right after the
-commit leaves it planned) and again after (so a deliverer that found the outbox empty just
-before cannot settle it away). A deliverer claims due sessions with a lease (a worker that
-dies holding one delays them by the lease, no more), sends each session's messages from its
-head, and settles the session at its head's next attempt, or drops it once it is empty.
+truth; the store's outbox schedule (the timers' kind: `cards:{webhooks}:due` on Redis) says
+where to look. A commit with messages plans its session there with them, in the same
+script (on a cluster, whose scripts keep to one slot, just before it), already claimed by
+its own worker for a lease: a worker dying right after the commit leaves it planned, and
+another finds it a lease later. The commit then hands the session to its worker's loop,
+with the outbox's head when the outbox held nothing before. Every loop also claims the due
+sessions from the schedule every SCAN_SECONDS, with a lease (a worker that dies holding one
+delays them by the lease, no more). A deliverer sends a session's messages from its head,
+on connections kept alive per destination, and settles its claim at the head's next
+attempt, drops it when the outbox was empty, or leaves it to run out when it emptied it.
 
 A message is sent only while it is the outbox's head, and the head goes only once it was
 delivered or given up (a compare on its whole text): so no message is sent before the one
@@ -16,22 +19,22 @@ before it is done, even when two deliverers hold the same session after a lease 
 (the price is a duplicate, which at-least-once allows; `webhook-id` tells them apart).
 """
 
+import http.client
 import ipaddress
 import logging
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import orjson
-import requests
 
 from service import metrics
 from service.errors import invalid
-from service.hosted.schedule import Schedule
 from service.hosted.webhooks import signature
-from service.store import SessionStore, StoreUnavailable
+from service.store import Schedule, SessionStore, StoreUnavailable
 
 log = logging.getLogger("service.webhooks")
 
@@ -67,29 +70,95 @@ class Destinations:
             h.strip().lower().strip("[]") for h in (hosts or "").split(",") if h.strip()
         )
 
-    def refusal(self, url: str) -> str | None:
-        """Why `url` may not be sent to, None when it may."""
+    def judge(self, url: str) -> tuple[str | None, str | None]:
+        """(the address to connect to, None) when `url` may be sent to, else (None, why
+        not). The address is one the check resolved, so that a connection goes where the
+        check looked even if the name resolves elsewhere a moment later; an allow-listed
+        host is trusted as it is named."""
         try:
             host, port = host_of(url)
         except ValueError as error:
-            return str(error)
+            return None, str(error)
         if self.hosts:
-            return None if host in self.hosts else "its host is not in WEBHOOK_HOSTS"
+            if host not in self.hosts:
+                return None, "its host is not in WEBHOOK_HOSTS"
+            return host, None
         try:
-            found = {
+            found = [
                 info[4][0] for info in socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-            }
+            ]
         except (socket.gaierror, UnicodeError):
-            return "its host does not resolve"
+            return None, "its host does not resolve"
         if not found or not all(public(address) for address in found):
-            return "its host must resolve to public addresses only"
-        return None
+            return None, "its host must resolve to public addresses only"
+        return found[0], None
 
     def check(self, url: str) -> None:
         """A 422 naming `webhook.url` when `url` may not be sent to."""
-        why = self.refusal(url)
+        why = self.judge(url)[1]
         if why is not None:
             raise invalid("webhook.url", why)
+
+
+class PinnedHTTPS(http.client.HTTPSConnection):
+    """HTTPS to the address a destination's check resolved, its certificate checked against
+    the URL's host."""
+
+    def __init__(self, address: str, port: int, host: str, timeout: float, tls: ssl.SSLContext):
+        super().__init__(address, port, timeout=timeout, context=tls)
+        self.tls, self.tls_host = tls, host
+
+    def connect(self) -> None:
+        http.client.HTTPConnection.connect(self)
+        self.sock = self.tls.wrap_socket(self.sock, server_hostname=self.tls_host)
+
+
+Where = tuple[str, str, int, str]  # scheme, address, port, host
+
+
+class Connections:
+    """Connections to receivers kept alive between messages, by where they go. http.client
+    itself: urllib3's and requests' layers (pools, retries, adapters) cost twice what the
+    POST does, and a delivery must cost a small part of a move."""
+
+    def __init__(self, most: int, tls: ssl.SSLContext | None = None) -> None:
+        """`tls` checks receivers' certificates: the system's trust store unless given."""
+        self.most = most  # idle ones kept per destination
+        self._idle: dict[Where, list[http.client.HTTPConnection]] = {}
+        self._lock = threading.Lock()
+        self._tls = tls
+
+    def take(self, where: Where, timeout: float) -> tuple[http.client.HTTPConnection, bool]:
+        """A connection to `where`: an idle one (True) or a new one (False)."""
+        with self._lock:
+            idle = self._idle.get(where)
+            if idle:
+                return idle.pop(), True
+        return self.new(where, timeout), False
+
+    def new(self, where: Where, timeout: float) -> http.client.HTTPConnection:
+        scheme, address, port, host = where
+        if scheme == "http":
+            return http.client.HTTPConnection(address, port, timeout=timeout)
+        if self._tls is None:
+            self._tls = ssl.create_default_context()
+        return PinnedHTTPS(address, port, host, timeout, self._tls)
+
+    def give(self, where: Where, connection: http.client.HTTPConnection) -> None:
+        """Keep `connection` (its answer read to the end) for the next message to `where`."""
+        with self._lock:
+            idle = self._idle.setdefault(where, [])
+            if len(idle) < self.most:
+                idle.append(connection)
+                return
+        connection.close()
+
+    def clear(self) -> None:
+        with self._lock:
+            kept, self._idle = self._idle, {}
+        for idle in kept.values():
+            for connection in idle:
+                connection.close()
 
 
 class Deliveries:
@@ -112,101 +181,119 @@ class Deliveries:
         self.retry, self.attempts, self.timeout = retry, attempts, timeout
         self.clock = clock
         self.count = count
-        self.http = requests.Session()
-        self.http.trust_env = False  # no proxy from the environment: the address is checked
+        self.connections = Connections(CONCURRENT)
         self._wake = threading.Event()
-        self._nudged: set[str] = set()  # sessions committed with messages in this worker
-        self._nudged_lock = threading.Lock()
-        # Sessions this worker's loop delivers right now (True: claimed again meanwhile), so
-        # that it never runs two deliverers of one session at once.
-        self._active: dict[str, bool] = {}
+        # Sessions committed with messages in this worker: their claim's mark, and the
+        # outbox's head when the commit knows it.
+        self._committed: dict[str, tuple[float, str | None]] = {}
+        self._committed_lock = threading.Lock()
+        # Sessions this worker's loop delivers right now, with the mark of a claim that came
+        # meanwhile (None: none): never two deliverers of one session in one worker.
+        self._active: dict[str, float | None] = {}
         self._active_lock = threading.Lock()
         self._stopping = threading.Event()
         self._slots = threading.BoundedSemaphore(CONCURRENT)
         self._loop: threading.Thread | None = None
+        self._every = SCAN_SECONDS  # how often the loop claims from the schedule
+        self._scanned = float("-inf")  # when this worker last did
 
     @property
     def lease(self) -> float:
         """A claim on a session lasts this long: beyond one attempt's bound."""
         return self.timeout + 5.0
 
-    def planned(self, session_id: str) -> None:
-        """A commit with messages for `session_id` is about to be written (or just was)."""
-        self.schedule.plan(session_id, self.clock())
+    def claim_of(self, at: float) -> float:
+        """The plan a commit at `at` with messages writes with them (Change.plan): the
+        session claimed by this worker for a lease, so that should the worker die right
+        after the commit, another one delivers them a lease later, and that meanwhile no
+        other worker's scan takes it while this one delivers it; the claim's mark."""
+        return at + self.lease
 
-    def nudge(self, session_id: str) -> None:
-        """`session_id` was just committed with messages in this worker: its loop plans it
-        again (off the request's path) and delivers at once."""
-        with self._nudged_lock:
-            self._nudged.add(session_id)
+    def committed(self, session_id: str, mark: float, head: str | None) -> None:
+        """The commit planned with `mark` was written: this worker's loop delivers its
+        messages at once, off the request's path; `head`: the first of them when they are
+        the first of the outbox."""
+        with self._committed_lock:
+            self._committed[session_id] = (mark, head)
         self._wake.set()
 
-    def _plan_nudged(self) -> None:
-        with self._nudged_lock:
-            nudged, self._nudged = self._nudged, set()
-        for session_id in nudged:
-            self.planned(session_id)
-
     def deliver_due(self) -> int:
-        """Plan the sessions nudged since, claim the due ones and deliver each (in the
-        background when the loop runs); how many were claimed."""
-        self._plan_nudged()
-        claimed = self.schedule.claim(self.clock(), self.lease)
-        for session_id, mark in claimed:
+        """Deliver the sessions committed here since, and those the schedule says are due
+        (in the background when the loop runs); how many."""
+        with self._committed_lock:
+            claimed, self._committed = list(self._committed.items()), {}
+        if self._loop is None or self.clock() - self._scanned >= self._every:
+            self._scanned = self.clock()
+            claimed += [
+                (session_id, (mark, None))
+                for session_id, mark in self.schedule.claim(self._scanned, self.lease)
+            ]
+        for session_id, (mark, head) in claimed:
             if self._loop is None:
-                self.deliver(session_id, mark)
+                self.deliver(session_id, mark, head)
                 continue
             with self._active_lock:
                 if session_id in self._active:
-                    # This worker delivers it already: it reads the outbox once more.
-                    self._active[session_id] = True
+                    # This worker delivers it already: it reads the outbox once more (what
+                    # was its head may be sent already).
+                    self._active[session_id] = mark
                     continue
-                self._active[session_id] = False
+                self._active[session_id] = None
             self._slots.acquire()
-            worker = threading.Thread(target=self._deliver_freeing, args=(session_id, mark))
-            worker.daemon = True
+            worker = threading.Thread(
+                target=self._deliver_freeing, args=(session_id, mark, head), daemon=True
+            )
             worker.start()
         return len(claimed)
 
-    def _deliver_freeing(self, session_id: str, mark: float) -> None:
+    def _deliver_freeing(self, session_id: str, mark: float, head: str | None) -> None:
         try:
             while True:
-                self.deliver(session_id, mark)
+                self.deliver(session_id, mark, head)
                 with self._active_lock:
-                    if not self._active.pop(session_id, False):
+                    again = self._active.pop(session_id, None)
+                    if again is None:
                         return
-                    self._active[session_id] = False
+                    mark, head, self._active[session_id] = again, None, None
         finally:
             self._slots.release()
 
-    def deliver(self, session_id: str, mark: float) -> None:
-        """Send the session's due messages from its head, then settle its claim."""
+    def deliver(self, session_id: str, mark: float, head: str | None = None) -> None:
+        """Send the session's due messages from its head (read from the outbox unless
+        given), then settle its claim: at the head's next attempt; dropped when the outbox
+        was empty; left to run out when it was emptied here. A session that has just moved
+        is likely to move again within the lease, and its commit plans it anew: the drop is
+        then never paid. One that does not is claimed again once the lease runs out, found
+        empty and dropped."""
         due: float | None = None
+        sent = False
         try:
-            while not self._stopping.is_set():
+            if head is None:
                 head = self.store.outbox_head(session_id)
-                if head is None:
-                    break
+            while head is not None:
                 message = orjson.loads(head)
                 if message["due"] > self.clock():
                     due = message["due"]
                     break
-                self._attempt(session_id, head, message)
-            else:
-                due = self.clock()
-            self.schedule.settle(session_id, mark, due)
+                if self._stopping.is_set():
+                    due = self.clock()
+                    break
+                head, sent = self._attempt(session_id, head, message), True
+            if due is not None or not sent:
+                self.schedule.settle(session_id, mark, due)
         except StoreUnavailable as error:
             log.warning("webhook delivery postponed: %s", error)
         except Exception:  # one bad message must not stop the loop; its claim runs out
             log.exception("webhook delivery failed", extra={"session_id": session_id})
 
-    def _attempt(self, session_id: str, head: str, message: dict) -> None:
-        """One attempt at the head message: done (delivered or given up) or retried later."""
+    def _attempt(self, session_id: str, head: str, message: dict) -> str | None:
+        """One attempt at the head message: done (delivered or given up) or retried later;
+        the outbox's head after it."""
         delivered = self._send(message)
         tries = message["attempts"] + 1
         if delivered or tries >= self.attempts:
             outcome = "delivered" if delivered else "given_up"
-            self.store.outbox_settle(session_id, head, None)
+            _, head_after = self.store.outbox_settle(session_id, head, None)
         else:
             outcome = "retried"
             later = {
@@ -214,47 +301,71 @@ class Deliveries:
                 "attempts": tries,
                 "due": self.clock() + self.retry * 2 ** (tries - 1),
             }
-            self.store.outbox_settle(session_id, head, orjson.dumps(later).decode())
+            _, head_after = self.store.outbox_settle(
+                session_id, head, orjson.dumps(later).decode()
+            )
         if self.count:
             metrics.WEBHOOK_DELIVERIES.labels(outcome).inc()
         if outcome == "given_up":
             log.warning(
                 "webhook message given up", extra={"session_id": session_id, "attempts": tries}
             )
+        return head_after
 
     def _send(self, message: dict) -> bool:
         """POST the message once: whether a 2xx came within the timeout. The destination is
-        checked again first (DNS may have changed); no redirect is followed, and at most
+        checked again first (DNS may have changed) and the connection made to the address
+        checked; no redirect is followed (nor a proxy: the address is checked), and at most
         MOST_BYTES of the answer are read, within the same bound."""
-        if self.destinations.refusal(message["url"]) is not None:
+        address, _ = self.destinations.judge(message["url"])
+        if address is None:
             return False
+        parts = urlsplit(message["url"])
+        host, port = host_of(message["url"])
         body = message["body"].encode()
         stamp = int(time.time())  # the attempt's own time, as receivers check it
         headers = {
+            "Host": parts.netloc.rpartition("@")[2],
             "Content-Type": "application/json",
             "webhook-id": message["id"],
             "webhook-timestamp": str(stamp),
             "webhook-signature": signature(message["secret"], message["id"], stamp, body),
         }
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        where = (parts.scheme, address, port, host)
         until = time.monotonic() + self.timeout
+        connection, kept = self.connections.take(where, self.timeout)
+        while True:
+            try:
+                connection.request("POST", target, body, headers)
+                answer = connection.getresponse()
+                break
+            except (OSError, http.client.HTTPException):
+                connection.close()
+                if not kept or time.monotonic() > until:
+                    return False
+                # A kept connection that the receiver closed meanwhile: once more, anew.
+                connection, kept = self.connections.new(where, self.timeout), False
+        read = 0
         try:
-            with self.http.post(
-                message["url"], data=body, headers=headers, timeout=self.timeout,
-                allow_redirects=False, stream=True,
-            ) as answer:  # fmt: skip
-                read = 0
-                for chunk in answer.iter_content(8192):
-                    read += len(chunk)
-                    if read >= MOST_BYTES or time.monotonic() > until:
-                        break
-                return 200 <= answer.status_code < 300 and time.monotonic() <= until
-        except requests.RequestException:
+            while chunk := answer.read(8192):
+                read += len(chunk)
+                if read >= MOST_BYTES or time.monotonic() > until:
+                    break
+        except (OSError, http.client.HTTPException):
+            connection.close()
             return False
+        if answer.isclosed() and not answer.will_close:
+            self.connections.give(where, connection)
+        else:  # an answer left unread, or the receiver's last one on this connection
+            connection.close()
+        return 200 <= answer.status < 300 and time.monotonic() <= until
 
     def start(self, every: float = SCAN_SECONDS) -> None:
         """Deliver in the background of this process (a thread, a greenlet under gevent)."""
         if self._loop is not None:
             return
+        self._every = every
         self._loop = threading.Thread(target=self._run, args=(every,), daemon=True)
         self._loop.name = "webhook-deliveries"
         self._loop.start()
@@ -272,15 +383,6 @@ class Deliveries:
         self._stopping.set()
         self._wake.set()
         self.schedule.close()
-        self.http.close()
+        self.connections.clear()
 
 
-def follower(deliveries: Deliveries) -> Callable[..., None]:
-    """A follower of commits: a commit with messages nudges this worker's loop, which plans
-    its session again (off the request's path) and delivers at once."""
-
-    def delivered_soon(facts) -> None:
-        if facts.after.meta.webhook is not None and (facts.moved or facts.created):
-            deliveries.nudge(facts.session_id)
-
-    return delivered_soon

@@ -3,7 +3,7 @@
 
 import threading
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -75,7 +75,9 @@ class Live:
         return cls(**data)
 
     def dumps(self) -> str:
-        return orjson.dumps(asdict(self)).decode()
+        # orjson writes a dataclass itself, field by field, as asdict() would have it:
+        # twenty times faster, and it is written with every commit.
+        return orjson.dumps(self).decode()
 
     def bank_of(self, seat: int) -> float:
         """What is left of `seat`'s time bank (0 without one)."""
@@ -152,7 +154,7 @@ class Meta:
         return cls(**orjson.loads(text or "{}"))
 
     def dumps(self) -> str:
-        return orjson.dumps(asdict(self)).decode()
+        return orjson.dumps(self).decode()
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from service.errors import KINDS, Problem, Unprocessable, invalid, json_paths
 from service.hosted import commit, history
 from service.hosted.answers import deal, move_answer, rfc3339, seat_answer
 from service.hosted.commit import Commits, Follower, logged
-from service.hosted.deliveries import Deliveries, Destinations, follower
+from service.hosted.deliveries import Deliveries, Destinations
 from service.hosted.follow import Follow, Gone, Messages, Signal
 from service.hosted.hub import Hub, RedisHub
 from service.hosted.problems import (
@@ -46,7 +46,6 @@ from service.hosted.records import (
     Seat,
     load,
 )
-from service.hosted.schedule import MemorySchedule, RedisSchedule, Schedule
 from service.hosted.timers import Timers
 from service.hosted.tokens import (
     Unauthorized,
@@ -63,12 +62,19 @@ from service.hosted.tokens import (
 from service.hosted.webhooks import Webhook
 from service.keys import Integrators
 from service.schemas.envelopes import SessionMoveRequest
-from service.store import Outcome, RedisStore, SessionStore, open_store
+from service.store import (
+    MemorySchedule,
+    Outcome,
+    RedisSchedule,
+    RedisStore,
+    Schedule,
+    SessionStore,
+    open_store,
+)
 from service.store.redis_store import CHANGED_PATTERN, session_of_channel
 
 log = logging.getLogger("service.sessions")
 OPEN = Integrators()  # no keys: creation is open
-OUTBOX_SCHEDULE = "cards:{webhooks}:due"  # the sessions whose webhook outbox is due, by when
 
 MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more than a load
 FAIR_DEAL = (
@@ -580,12 +586,11 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
         subscriber = store.target.subscriber
         hub: Hub = RedisHub(store, *caps, subscriber, CHANGED_PATTERN, session_of_channel)
         schedule: Schedule = RedisSchedule(store.client)
-        outbox: Schedule = RedisSchedule(store.client, OUTBOX_SCHEDULE)
     else:
-        hub, schedule, outbox = Hub(store, *caps), MemorySchedule(), MemorySchedule()
+        hub, schedule = Hub(store, *caps), MemorySchedule()
     deliveries = Deliveries(
         store,
-        outbox,
+        store.outbox_schedule,
         Destinations(config["WEBHOOK_HOSTS"]),
         retry=float(config["WEBHOOK_RETRY_SECONDS"]),
         attempts=int(config["WEBHOOK_ATTEMPTS"]),
@@ -593,10 +598,10 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
         clock=clock,
         count=bool(config["METRICS"]),
     )
-    followers: list[Follower] = [hub.committed, logged, follower(deliveries)]
+    followers: list[Follower] = [hub.committed, logged]
     if config["METRICS"]:
         followers.append(metrics.count_commit)
-    commits = Commits(store, schedule, Recent(), followers, clock, outbox)
+    commits = Commits(store, schedule, Recent(), followers, clock, deliveries)
     return Sessions(
         store,
         commits,

@@ -7,9 +7,8 @@ import threading
 
 from service.hosted.commit import Commits, due_play
 from service.hosted.records import Record, load
-from service.hosted.schedule import Schedule
 from service.logs import Outage
-from service.store import Outcome, SessionStore, StoreUnavailable
+from service.store import Outcome, Schedule, SessionStore, StoreUnavailable
 
 log = logging.getLogger("service.sessions")
 

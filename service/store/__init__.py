@@ -9,20 +9,24 @@ from service.store.base import (
     Commit,
     NewSession,
     Outcome,
+    Schedule,
     Session,
     SessionStore,
     StoreUnavailable,
 )
-from service.store.memory import MemoryStore
-from service.store.redis_store import RedisStore, Target
+from service.store.memory import MemorySchedule, MemoryStore
+from service.store.redis_store import RedisSchedule, RedisStore, Target
 
 __all__ = [
     "Change",
     "Commit",
+    "MemorySchedule",
     "MemoryStore",
     "NewSession",
     "Outcome",
+    "RedisSchedule",
     "RedisStore",
+    "Schedule",
     "Session",
     "SessionStore",
     "StoreUnavailable",

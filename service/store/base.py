@@ -64,6 +64,9 @@ class Commit:
     version: int = 0  # the current version after the attempt
     answer: str | None = None  # the stored answer when outcome is REPLAY
     epoch: int = 0  # the session's current epoch
+    # An applied change's messages are the first of the session's webhook outbox: it held
+    # none before them (a deliverer then starts from them without reading it).
+    heads_outbox: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +106,11 @@ class Change:
     # store's record_ttl, whatever becomes of the session.
     record: tuple[str, ...] = ()
     ended: str = ""
-    # Webhook messages (JSON text) appended to the session's outbox, in version order.
+    # Webhook messages (JSON text) appended to the session's outbox, in version order, and
+    # when (epoch seconds) the store's outbox schedule is to look at the session: planned
+    # with the commit, so that a commit is never without the plan that delivers it.
     messages: tuple[str, ...] = ()
+    plan: float | None = None
 
 
 def gone_or_ok(result: object) -> str:
@@ -123,7 +129,7 @@ MEASURED: dict[str, Callable[[Any], str]] = {
     "exists": gone_or_ok,
     "record": gone_or_ok,
     "outbox_head": lambda head: "empty" if head is None else "ok",
-    "outbox_settle": lambda settled: "ok" if settled else "moved",
+    "outbox_settle": lambda settled: "ok" if settled[0] else "moved",
     "owned": lambda _: "ok",
     "peek": lambda _: "ok",
 }
@@ -161,6 +167,8 @@ class SessionStore(ABC):
     least `outbox_ttl` after their latest message."""
 
     metrics = False  # time every call (open_store sets it from METRICS)
+    # The sessions whose webhook outbox is due, by when; commits plan it (Change.plan).
+    outbox_schedule: "Schedule"
 
     def __init__(
         self, ttl: float, record_ttl: float = RECORD_TTL, outbox_ttl: float = OUTBOX_TTL
@@ -221,9 +229,11 @@ class SessionStore(ABC):
         """The first webhook message of the session's outbox, None when it is empty."""
 
     @abstractmethod
-    def outbox_settle(self, session_id: str, head: str, replacement: str | None) -> bool:
+    def outbox_settle(
+        self, session_id: str, head: str, replacement: str | None
+    ) -> tuple[bool, str | None]:
         """Drop the outbox's first message (`replacement` None) or replace it, if it is still
-        `head`; whether it was."""
+        `head`: whether it was, and the outbox's first message after that (None: empty)."""
 
     @abstractmethod
     def owned(
@@ -245,6 +255,30 @@ class SessionStore(ABC):
     @abstractmethod
     def ready(self) -> bool:
         """Whether the backend answers right now."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections."""
+
+
+class Schedule(ABC):
+    """A schedule of sessions by when to look at them (turn deadlines, due webhook
+    outboxes). Only a hint of when to look: the session's own record decides, and what is
+    done is committed with the version compare-and-set like any move."""
+
+    @abstractmethod
+    def plan(self, session_id: str, deadline: float) -> None:
+        """Look at the session at `deadline` (replacing any earlier plan for it)."""
+
+    @abstractmethod
+    def claim(self, now: float, lease: float) -> list[tuple[str, float]]:
+        """The sessions due at `now`, each claimed until `now + lease` (another process
+        claims it again only after that): (session id, the claim's mark)."""
+
+    @abstractmethod
+    def settle(self, session_id: str, mark: float, deadline: float | None) -> None:
+        """After handling a claim: the session's next deadline (None: no more), unless a
+        commit planned it anew meanwhile."""
 
     @abstractmethod
     def close(self) -> None:

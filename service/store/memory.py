@@ -15,6 +15,7 @@ from service.store.base import (
     Change,
     Commit,
     Outcome,
+    Schedule,
     Session,
     SessionStore,
 )
@@ -42,6 +43,7 @@ class MemoryStore(SessionStore):
         self._creations: dict[str, tuple[str, float]] = {}
         self._owned: dict[str, dict[str, float]] = {}  # owner -> session id -> created_at
         self._lock = threading.Lock()
+        self.outbox_schedule = MemorySchedule()
         self._next_sweep = 0.0
 
     def load(self, session_id: str) -> Session | None:
@@ -72,9 +74,13 @@ class MemoryStore(SessionStore):
             )
             record.batches.extend(change.batches)
             record.history.extend(change.record)
+            heads = False
             if change.messages:
                 kept, _ = self._outboxes.get(session_id, ([], 0.0))
+                heads = not kept
                 kept.extend(change.messages)
+                if change.plan is not None:
+                    self.outbox_schedule.plan(session_id, change.plan)
                 until = time.monotonic() + max(self.ttl, self.outbox_ttl)
                 self._outboxes[session_id] = (kept, until)
             if change.ended:
@@ -82,7 +88,7 @@ class MemoryStore(SessionStore):
                 self._finished[session_id] = (record.history, time.monotonic() + self.record_ttl)
             if change.key is not None and change.answer is not None:
                 record.answers[change.key] = change.answer
-            return Commit(Outcome.APPLIED, version, None, epoch)
+            return Commit(Outcome.APPLIED, version, None, epoch, heads)
 
     def answer(self, session_id: str, key: str) -> str | None:
         with self._lock:
@@ -131,18 +137,19 @@ class MemoryStore(SessionStore):
             kept, until = self._outboxes.get(session_id, ([], 0.0))
             return kept[0] if kept and until > time.monotonic() else None
 
-    def outbox_settle(self, session_id: str, head: str, replacement: str | None) -> bool:
+    def outbox_settle(
+        self, session_id: str, head: str, replacement: str | None
+    ) -> tuple[bool, str | None]:
         with self._lock:
             kept, _ = self._outboxes.get(session_id, ([], 0.0))
-            if not kept or kept[0] != head:
-                return False
-            if replacement is None:
+            settled = bool(kept) and kept[0] == head
+            if settled and replacement is None:
                 kept.pop(0)
-            else:
+            elif settled:
                 kept[0] = replacement
             if not kept:
-                del self._outboxes[session_id]
-            return True
+                self._outboxes.pop(session_id, None)
+            return settled, kept[0] if kept else None
 
     def owned(
         self, owner: str, after: tuple[float, str] | None, count: int
@@ -215,3 +222,32 @@ class MemoryStore(SessionStore):
         for kept in (self._finished, self._outboxes):
             for key in [k for k, (_, until) in kept.items() if until <= now]:
                 del kept[key]
+
+
+class MemorySchedule(Schedule):
+    def __init__(self) -> None:
+        self._due: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def plan(self, session_id: str, deadline: float) -> None:
+        with self._lock:
+            self._due[session_id] = deadline
+
+    def claim(self, now: float, lease: float) -> list[tuple[str, float]]:
+        with self._lock:
+            due = [session_id for session_id, at in self._due.items() if at <= now]
+            for session_id in due:
+                self._due[session_id] = now + lease
+            return [(session_id, now + lease) for session_id in due]
+
+    def settle(self, session_id: str, mark: float, deadline: float | None) -> None:
+        with self._lock:
+            if self._due.get(session_id) != mark:
+                return
+            if deadline is None:
+                del self._due[session_id]
+            else:
+                self._due[session_id] = deadline
+
+    def close(self) -> None:
+        """Nothing to release: the schedule lives and dies with this process."""

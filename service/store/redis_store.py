@@ -15,6 +15,8 @@ Key layout (one hash tag per session, so all its keys live on one Redis Cluster 
                                 version order (service.hosted.deliveries delivers them)
     cards:{owner:<name>}:sessions  sorted set: an integrator's session ids by creation time
                                 (ms); ids of sessions that are gone are dropped as listed
+    cards:{webhooks}:due        sorted set: session ids by when their outbox is due (ms),
+                                planned by COMMIT (outbox_schedule)
 
 Every key of a session carries the idle TTL and every access refreshes all of them, so the
 stored answers expire with their session. Every write of a session, its creation included,
@@ -49,6 +51,7 @@ from service.store.base import (
     Change,
     Commit,
     Outcome,
+    Schedule,
     Session,
     SessionStore,
     StoreUnavailable,
@@ -136,13 +139,16 @@ return redis.call('HGETALL', KEYS[1])
 """
 )
 
-# KEYS: session, events, answers, record, outbox. ARGV: expected version, state, ttl ms,
+# KEYS: session, events, answers, record, outbox[, the outbox schedule]. ARGV: expected
+# version, state, ttl ms,
 # channel, answer key ('' for none), answer, expected live ('' for any), live ('' to keep),
 # expected epoch, new game and seats ('' unless the commit creates the session), notice,
 # durable, meta (creation only), the commit's time, the record's final head ('' unless the
 # match ends), record ttl ms, how many batches, how many record entries, outbox ttl ms,
-# then the batches, the record entries and the outbox messages. Returns {outcome, version,
-# epoch[, answer]}.
+# the outbox's plan (ms, '' for none: planned by the script when the schedule is a key of
+# its own, i.e. not on a cluster), the session id, then the batches, the record entries and
+# the outbox messages. Returns {outcome, version,
+# epoch[, answer]}, and when applied, how many messages the outbox held before.
 COMMIT = (
     EPOCH
     + EXTEND
@@ -173,10 +179,14 @@ local batches, entries = tonumber(ARGV[18]), tonumber(ARGV[19])
 version = tonumber(version) + batches
 redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2], 'updated_at', ARGV[15])
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
-for i = 21, 20 + batches do redis.call('RPUSH', KEYS[2], ARGV[i]) end
-for i = 21 + batches, 20 + batches + entries do redis.call('RPUSH', KEYS[4], ARGV[i]) end
-for i = 21 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
-if 21 + batches + entries <= #ARGV then redis.call('PEXPIRE', KEYS[5], ARGV[20]) end
+for i = 23, 22 + batches do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 23 + batches, 22 + batches + entries do redis.call('RPUSH', KEYS[4], ARGV[i]) end
+local waiting = redis.call('LLEN', KEYS[5])
+for i = 23 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
+if 23 + batches + entries <= #ARGV then
+  redis.call('PEXPIRE', KEYS[5], ARGV[20])
+  if KEYS[6] and ARGV[21] ~= '' then redis.call('ZADD', KEYS[6], ARGV[21], ARGV[22]) end
+end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 if ARGV[16] ~= '' then
@@ -186,7 +196,7 @@ if ARGV[16] ~= '' then
 end
 extend(KEYS[4], ARGV[3])
 redis.call('PUBLISH', ARGV[4], version .. ' ' .. ARGV[12])
-return {'applied', version, epoch}
+return {'applied', version, epoch, waiting}
 """
 )
 
@@ -226,12 +236,16 @@ return redis.call('LRANGE', KEYS[2], ARGV[1], -1)
 """
 )
 
-# KEYS: outbox. ARGV: the head expected, its replacement ('' drops it). Returns 1 if it was
-# the head.
+# KEYS: outbox. ARGV: the head expected, its replacement ('' drops it). Returns {1 if it was
+# the head, else 0; the head after it (nil when the outbox is empty)}: the deliverer goes on
+# from there without reading the outbox again.
 OUTBOX_SETTLE = """
-if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('LPOP', KEYS[1]) else redis.call('LSET', KEYS[1], 0, ARGV[2]) end
-return 1
+local settled = 0
+if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
+  settled = 1
+  if ARGV[2] == '' then redis.call('LPOP', KEYS[1]) else redis.call('LSET', KEYS[1], 0, ARGV[2]) end
+end
+return {settled, redis.call('LINDEX', KEYS[1], 0)}
 """
 
 
@@ -242,6 +256,10 @@ def session_keys(session_id: str) -> list[str]:
 
 def record_key(session_id: str) -> str:
     return f"cards:{{{session_id}}}:record"
+
+
+# The sessions whose webhook outbox is due, by when (ms). Its own slot on a cluster.
+OUTBOX_SCHEDULE = "cards:{webhooks}:due"
 
 
 def outbox_key(session_id: str) -> str:
@@ -449,6 +467,7 @@ class RedisStore(SessionStore):
         self._answer = self.client.register_script(ANSWER)
         self._remember = self.client.register_script(REMEMBER)
         self._outbox_settle = self.client.register_script(OUTBOX_SETTLE)
+        self.outbox_schedule = RedisSchedule(self.client, OUTBOX_SCHEDULE)
 
     @property
     def ttl_ms(self) -> int:
@@ -535,6 +554,8 @@ class RedisStore(SessionStore):
             len(change.batches),
             len(change.record),
             ms(max(self.ttl, self.outbox_ttl)),
+            "" if change.plan is None else ms(change.plan),
+            session_id,
             *change.batches,
             *change.record,
             *change.messages,
@@ -547,10 +568,18 @@ class RedisStore(SessionStore):
                     owner_key(change.new.owner), {session_id: ms(change.new.created_at)}
                 )
         keys = [*kept_keys(session_id), outbox_key(session_id)]
+        if change.messages and change.plan is not None:
+            if self.target.cluster:
+                # A script keeps to one slot: planned just before it, so that a commit is
+                # still never without its plan (a plan without its commit costs a look).
+                self.outbox_schedule.plan(session_id, change.plan)
+            else:
+                keys.append(OUTBOX_SCHEDULE)
         reply = self._run(self._commit, keys, args)
         outcome, version, epoch = Outcome(reply[0]), int(reply[1]), int(reply[2])
         answer = reply[3] if outcome is Outcome.REPLAY else None
-        return Commit(outcome, version, answer, epoch)
+        heads = outcome is Outcome.APPLIED and bool(change.messages) and reply[3] == 0
+        return Commit(outcome, version, answer, epoch, heads)
 
     def answer(self, session_id: str, key: str) -> str | None:
         return self._run(self._answer, session_keys(session_id), [key, self.ttl_ms]) or None
@@ -583,9 +612,13 @@ class RedisStore(SessionStore):
         with reachable():
             return self.client.lindex(outbox_key(session_id), 0)
 
-    def outbox_settle(self, session_id: str, head: str, replacement: str | None) -> bool:
-        done = self._run(self._outbox_settle, [outbox_key(session_id)], [head, replacement or ""])
-        return bool(done)
+    def outbox_settle(
+        self, session_id: str, head: str, replacement: str | None
+    ) -> tuple[bool, str | None]:
+        settled, *after = self._run(
+            self._outbox_settle, [outbox_key(session_id)], [head, replacement or ""]
+        )
+        return bool(settled), after[0] if after else None
 
     def owned(
         self, owner: str, after: tuple[float, str] | None, count: int
@@ -636,3 +669,53 @@ class RedisStore(SessionStore):
     def close(self) -> None:
         self.client.close()
         self._probe.close()
+
+
+# KEYS: the schedule. ARGV: now ms, lease ms, most. Returns the claimed ids.
+CLAIM = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+local mark = tonumber(ARGV[1]) + tonumber(ARGV[2])
+for _, id in ipairs(due) do redis.call('ZADD', KEYS[1], mark, id) end
+return due
+"""
+
+# KEYS: the schedule. ARGV: id, mark ms, next deadline ms ('' for none).
+SETTLE = """
+local at = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not at or tonumber(at) ~= tonumber(ARGV[2]) then return 0 end
+if ARGV[3] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+"""
+
+
+class RedisSchedule(Schedule):
+    """A sorted set of session ids by deadline (ms), shared by every process."""
+
+    KEY = "cards:{timers}:deadlines"
+    MOST = 200  # claimed per scan
+
+    def __init__(self, client: Any, key: str = KEY) -> None:
+        """On `client`: the store's (its bounded pool, its timeouts, decoded replies); `key`
+        names the sorted set (the turn timers' by default)."""
+        self.KEY = key
+        self.client = client
+        self._claim = self.client.register_script(CLAIM)
+        self._settle = self.client.register_script(SETTLE)
+
+    def plan(self, session_id: str, deadline: float) -> None:
+        with reachable():
+            self.client.zadd(self.KEY, {session_id: ms(deadline)})
+
+    def claim(self, now: float, lease: float) -> list[tuple[str, float]]:
+        mark = ms(now) + ms(lease)
+        with reachable():
+            due = self._claim(keys=[self.KEY], args=[ms(now), ms(lease), self.MOST])
+        return [(session_id, mark / 1000) for session_id in due]
+
+    def settle(self, session_id: str, mark: float, deadline: float | None) -> None:
+        later = "" if deadline is None else ms(deadline)
+        with reachable():
+            self._settle(keys=[self.KEY], args=[session_id, ms(mark), later])
+
+    def close(self) -> None:
+        """Nothing of its own to release: the store closes the client."""

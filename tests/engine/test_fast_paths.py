@@ -110,3 +110,14 @@ def test_the_capture_search_does_not_depend_on_what_else_lies_on_the_table():
     clear_caches()
     alone = sum_captures(9, ("5H", "4C"), "max_cards")
     assert with_faces == alone == (("4C", "5H"),)
+
+
+def test_a_cover_takes_whole_exactly_when_it_uses_every_card_of_each_value_it_uses():
+    from engine.basra.covers import takes_whole, unit
+
+    table = 2 * unit(2) + unit(3) + 4 * unit(1)  # two 2s, a 3, four aces
+    assert takes_whole(2 * unit(2), table)
+    assert takes_whole(2 * unit(2) + unit(3) + 4 * unit(1), table)
+    assert not takes_whole(unit(2), table)  # one of the two 2s: two ways to pick it
+    assert not takes_whole(unit(3) + 3 * unit(1), table)
+

@@ -4,13 +4,15 @@ in-process store, a real Redis and a real Redis Cluster; every address is on loo
 address rule for other ranges is judged as a unit, without traffic)."""
 
 import base64
+import ssl
 
 import pytest
 import requests
+import trustme
 
 from service import metrics
 from service.errors import Problem
-from service.hosted.deliveries import Destinations, public
+from service.hosted.deliveries import Connections, Destinations, public
 from service.hosted.webhooks import EVENTS
 from tests.service.webhook_receiver import receiver
 
@@ -144,6 +146,43 @@ def test_a_message_is_given_up_after_the_last_attempt_and_the_next_one_follows(
     assert metrics.WEBHOOK_DELIVERIES.labels("given_up")._value.get() - given_up == 1
 
 
+def test_messages_share_a_kept_connection_and_one_the_receiver_closed_is_made_anew(
+    sessions, clock, hook
+):
+    retried = metrics.WEBHOOK_DELIVERIES.labels("retried")._value.get()
+    created = create(sessions, hook.url)
+    token = bearer(created["seats"][0]["token"])
+    for _ in range(2):
+        answer = sessions.read(created["id"], token)
+        move = {"move": answer["moves"][0], "version": answer["version"]}
+        sessions.move(created["id"], token, lambda m=move: m, None)
+        sessions.deliveries.deliver_due()
+    assert len(hook.received) == 3 and hook.connections == 1  # creation's turn and two more
+    hook.drop_connections()
+    answer = sessions.read(created["id"], token)
+    sessions.move(created["id"], token, lambda: {"move": answer["moves"][0],
+                                                 "version": answer["version"]}, None)  # fmt: skip
+    sessions.deliveries.deliver_due()
+    assert [kept.headers["answered"] for kept in hook.received] == ["ok"] * 4
+    assert hook.connections == 2
+    assert metrics.WEBHOOK_DELIVERIES.labels("retried")._value.get() == retried
+
+
+def test_an_emptied_outbox_keeps_its_claim_until_the_lease_then_a_scan_drops_it(
+    sessions, clock, hook
+):
+    deliveries = sessions.deliveries
+    created = create(sessions, hook.url)
+    assert deliveries.deliver_due() == 1 and len(hook.received) == 1
+    clock.now += deliveries.lease - 1
+    assert deliveries.deliver_due() == 0  # the delivering claim holds: no scan takes it
+    clock.now += 2
+    assert deliveries.deliver_due() == 1  # its lease ran out: claimed, found empty, dropped
+    assert deliveries.deliver_due() == 0
+    assert deliveries.schedule.claim(clock.now + 10 * deliveries.lease, 1.0) == []
+    assert len(hook.received) == 1 and created["id"] in hook.received[0].body.decode()
+
+
 def test_a_redirect_is_not_followed(sessions, clock, hook):
     hook.failing, hook.failure = 1, 302
     create(sessions, hook.url)
@@ -183,10 +222,20 @@ def test_without_an_allow_list_a_non_public_url_is_a_422_naming_webhook_url(open
 
 def test_the_allow_list_replaces_the_rule():
     allowed = Destinations("127.0.0.1, [::1]")
-    assert allowed.refusal("http://127.0.0.1:8080/x") is None
-    assert allowed.refusal("http://[::1]:8080/x") is None
-    assert allowed.refusal("http://127.0.0.2/x") is not None
-    assert allowed.refusal("http://localhost/x") is not None
+    assert allowed.judge("http://127.0.0.1:8080/x") == ("127.0.0.1", None)
+    assert allowed.judge("http://[::1]:8080/x") == ("::1", None)
+    assert allowed.judge("http://127.0.0.2/x")[1] is not None
+    assert allowed.judge("http://localhost/x")[1] is not None
+
+
+def test_a_public_destination_is_sent_to_the_address_its_check_resolved():
+    # An address literal resolves without a lookup: nothing leaves the machine. A delivery
+    # connects to the address judged, so a name cannot resolve elsewhere after its check.
+    assert Destinations().judge("https://8.8.8.8:8443/hooks") == ("8.8.8.8", None)
+    assert Destinations().judge("http://[2001:4860:4860::8888]/x") == (
+        "2001:4860:4860::8888", None,
+    )  # fmt: skip
+    assert Destinations().judge("http://127.0.0.1/x")[0] is None
 
 
 @pytest.mark.parametrize(
@@ -213,3 +262,33 @@ def test_over_http_a_refused_url_is_a_422_problem(base):
     bad_event = {**body, "webhook": {"url": "http://127.0.0.1/x", "events": ["session.nope"]}}
     refused = requests.post(f"{base}/v1/sessions", json=bad_event, timeout=30)
     assert refused.status_code == 422 and "webhook.events.0" in refused.json()["errors"]
+
+
+@pytest.fixture
+def tls_receiver():
+    """An HTTPS receiver on 127.0.0.1 whose certificate names `hooks.example` only, and a
+    client context that trusts its throwaway authority."""
+    authority = trustme.CA()
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("hooks.example").configure_cert(server_context)
+    client_context = ssl.create_default_context()
+    authority.configure_trust(client_context)
+    with receiver() as got:
+        yield got, server_context, client_context
+
+
+def test_https_goes_to_the_address_checked_with_the_certificate_of_the_urls_host(tls_receiver):
+    got, server_context, client_context = tls_receiver
+    port = int(got.url.split(":")[2].split("/")[0])
+    got.wrap(server_context)
+    connections = Connections(2, client_context)
+    # Connected to the address a destination's check resolved, the certificate checked
+    # against the URL's host: no lookup of hooks.example is ever made.
+    trusted = connections.new(("https", "127.0.0.1", port, "hooks.example"), 5.0)
+    trusted.request("POST", "/hooks", b"{}", {"Host": "hooks.example"})
+    assert trusted.getresponse().status == 204
+    trusted.close()
+    elsewhere = connections.new(("https", "127.0.0.1", port, "other.example"), 5.0)
+    with pytest.raises(ssl.SSLCertVerificationError):
+        elsewhere.request("POST", "/hooks", b"{}", {"Host": "other.example"})
+    elsewhere.close()

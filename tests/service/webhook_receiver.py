@@ -1,12 +1,15 @@
 """A webhook receiver on loopback: keeps every request it gets, answers 204, or a failure
 for as many requests as it is told to fail."""
 
+import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import orjson
 from standardwebhooks.webhooks import Webhook
@@ -31,6 +34,19 @@ class Receiver:
     status: int = 204
     failure: int = 500
     lock: threading.Lock = field(default_factory=threading.Lock)
+    open: set = field(default_factory=set)  # the sockets of the connections it holds open
+    connections: int = 0  # how many it accepted in all
+
+    server: Any = None
+
+    def wrap(self, context: ssl.SSLContext) -> None:
+        """Serve HTTPS from now on, with `context`'s certificate."""
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+
+    def drop_connections(self) -> None:
+        """Close every open connection, as a receiver does with idle ones after a while."""
+        for connection in list(self.open):
+            connection.shutdown(socket.SHUT_RDWR)
 
     def verified(self, secret: str) -> list[dict]:
         """Every message received, each checked with the Standard Webhooks library."""
@@ -52,6 +68,19 @@ def receiver(path: str = "/hooks") -> Iterator[Receiver]:
     holder: list[Receiver] = []
 
     class Handler(BaseHTTPRequestHandler):
+        # Keep-alive, as a receiver behind any web server answers (its answers all have a
+        # Content-Length): deliverers send each message on a connection already open.
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            holder[0].open.add(self.connection)
+            holder[0].connections += 1
+
+        def finish(self) -> None:
+            holder[0].open.discard(self.connection)
+            super().finish()
+
         def do_POST(self) -> None:
             got = holder[0]
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -71,7 +100,7 @@ def receiver(path: str = "/hooks") -> Iterator[Receiver]:
             """Quiet."""
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    holder.append(Receiver(f"http://127.0.0.1:{server.server_port}{path}"))
+    holder.append(Receiver(f"http://127.0.0.1:{server.server_port}{path}", server=server))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -80,23 +109,3 @@ def receiver(path: str = "/hooks") -> Iterator[Receiver]:
         server.shutdown()
         server.server_close()
 
-
-def main() -> None:
-    """`python -m tests.service.webhook_receiver FILE`: a receiver in a process of its own
-    (so that its work weighs on no client's CPU), printing its URL, then writing one line per
-    request to FILE: the arrival time and the body."""
-    import sys
-
-    with receiver() as got, open(sys.argv[1], "w") as out:
-        print(got.url, flush=True)
-        written = 0
-        while True:
-            time.sleep(0.05)
-            for kept in got.received[written:]:
-                out.write(f"{kept.arrived}\t{kept.body.decode()}\n")
-                written += 1
-            out.flush()
-
-
-if __name__ == "__main__":
-    main()

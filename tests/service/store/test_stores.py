@@ -279,3 +279,24 @@ def test_exists_looks_without_keeping_an_idle_session_alive(kind, url):
     assert not store.exists("s1")
     assert store.load("s1") is None
     store.close()
+
+
+def test_webhook_messages_are_written_with_their_plan_and_settled_from_the_head(store):
+    create(store, session())
+    planned = replace(change(0, '["a"]'), messages=('{"m": 1}', '{"m": 2}'), plan=1000.0)
+    commit = store.commit("s1", planned)
+    assert commit.outcome is Outcome.APPLIED and commit.heads_outbox
+    # Planned with the commit, due at the plan: not claimed before it, claimed at it.
+    assert store.outbox_schedule.claim(999.0, 5.0) == []
+    assert store.outbox_schedule.claim(1000.0, 5.0) == [("s1", 1005.0)]
+    later = replace(change(1, '["b"]'), messages=('{"m": 3}',), plan=2000.0)
+    assert not store.commit("s1", later).heads_outbox  # two messages were waiting
+    assert store.outbox_head("s1") == '{"m": 1}'
+    assert store.outbox_settle("s1", '{"m": 1}', None) == (True, '{"m": 2}')
+    assert store.outbox_settle("s1", '{"m": 1}', None) == (False, '{"m": 2}')  # moved on
+    assert store.outbox_settle("s1", '{"m": 2}', '{"m": 2, "retry": 1}') == (
+        True, '{"m": 2, "retry": 1}',
+    )  # fmt: skip
+    assert store.outbox_settle("s1", '{"m": 2, "retry": 1}', None) == (True, '{"m": 3}')
+    assert store.outbox_settle("s1", '{"m": 3}', None) == (True, None)
+    assert store.outbox_head("s1") is None
