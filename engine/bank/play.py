@@ -140,9 +140,9 @@ def apply(state: State, move: Move | dict[str, Any]) -> tuple[State, Events]:
             bank, taken = (), True
     else:
         cards = move.cards
-        hand = tuple(card for card in hands[seat] if card not in cards)
+        hand = tuple([card for card in hands[seat] if card not in cards])
         hands = replaced(hands, seat, hand)
-        bank = (*bank, *(Entry(card, seat) for card in cards))
+        bank = (*bank, *[Entry(card, seat) for card in cards])
         top = cards[-1]
         target, idle = Target(top, seat, False), 0
         if move.type == LAY:
@@ -197,7 +197,7 @@ def end_turn(
     the fields given: the end of the deal, a turn-up, the next holder and a seven's
     effect."""
     stock = state.stock
-    holders = sum(1 for hand in hands if hand)
+    holders = len(hands) - hands.count(())  # the seats still holding cards
     if holders <= 1 or (not stock and idle >= holders):
         played = moved(state, hands=hands, stock=stock, bank=bank, target=target, turn=seat,
                        drawn=False, out=out, captured=captured, idle=idle)  # fmt: skip
@@ -230,13 +230,16 @@ def moved(
     out: tuple[Out, ...], captured: tuple[tuple[str, ...], ...], idle: int,
 ) -> State:
     """`state` with the fields a move changes within a deal given. Built whole rather than
-    by `_replace`, which copies each of the 22 fields through a keyword dict: two of those
-    a move took a third of its time in random playouts (bench.engine)."""
+    by `_replace`, which copies each of the 22 fields through a keyword dict (two of those
+    took a third of a move in random playouts, bench.engine), and as the tuple it is:
+    State's own __new__ is a Python function that takes every field by name only to call
+    `tuple.__new__` (another tenth of a move)."""
     (rules, seats, dealer, common, personal, _, _, _, _, _, _, _, _, _, starter, scores, deal,
      status, winner, winners, tiebreak, seed) = state  # fmt: skip
-    return State(rules, seats, dealer, common, personal, hands, stock, bank, target, turn, drawn,
-                 out, captured, idle, starter, scores, deal, status, winner, winners, tiebreak,
-                 seed)  # fmt: skip
+    return tuple.__new__(State, (
+        rules, seats, dealer, common, personal, hands, stock, bank, target, turn, drawn, out,
+        captured, idle, starter, scores, deal, status, winner, winners, tiebreak, seed,
+    ))  # fmt: skip
 
 
 def end_deal(state: State, ending: str, events: Events) -> tuple[State, Events]:

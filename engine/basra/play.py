@@ -65,8 +65,8 @@ def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
     hands = replaced(hands, seat, tuple(hand))
     events: Events = [{"type": "move", "seat": seat, "card": card, "capture": list(capture)}]
     if capture:
-        taken = set(capture)
-        table = tuple([other for other in table if other not in taken])
+        # A capture is a few cards: looked up in its tuple, no set is worth making.
+        table = tuple([other for other in table if other not in capture])
         captured = replaced(captured, side, (*captured[side], *capture, card))
         last_capturer = seat
         events.append({"type": "capture", "seat": seat, "side": side,
@@ -77,27 +77,26 @@ def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
                            "points": move.basra_points})  # fmt: skip
     else:
         table = (*table, card)
-    # Built whole rather than by _replace, which copies field by field through a dict.
-    state = State(
-        rules, seats, dealer, (seat + 1) % seats, hands, table, stock, captured, basras,
-        last_capturer, scores, carry, number, status, winner, seed,
-    )  # fmt: skip
-    if any(hands):
+    turn = (seat + 1) % seats
+    played_out = not any(hands)
+    if played_out and stock:
+        # The round's next deal (§4.6), from the dealer's left, made in the same new state.
+        per_deal = rules.hand_size * seats
+        hands, stock = deal_hands(stock[:per_deal], seats, dealer), stock[per_deal:]
+        turn = (dealer + 1) % seats
+    # Built whole rather than by _replace, which copies field by field through a dict, and
+    # as the tuple it is: State's own __new__ is a Python function that takes every field by
+    # name only to call this (a tenth of a move's apply).
+    state = tuple.__new__(State, (
+        rules, seats, dealer, turn, hands, table, stock, captured, basras, last_capturer,
+        scores, carry, number, status, winner, seed,
+    ))  # fmt: skip
+    if not played_out:
         return state, events
-    if state.stock:
-        return deal_again(state, events)
+    if any(hands):
+        events.append(deal_event(state))
+        return state, events
     return end_round(state, events)
-
-
-def deal_again(state: State, events: Events) -> tuple[State, Events]:
-    per_deal = state.rules.hand_size * state.seats
-    state = state._replace(
-        hands=deal_hands(state.stock[:per_deal], state.seats, state.dealer),
-        stock=state.stock[per_deal:],
-        turn=(state.dealer + 1) % state.seats,
-    )
-    events.append(deal_event(state))
-    return state, events
 
 
 def deal_event(state: State, **public: Any) -> dict[str, Any]:
