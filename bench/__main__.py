@@ -2,16 +2,16 @@
 
 Each row is a figure beside the peer or floor it was measured against in the same run
 (OpenSpiel's and RLCard's games, a bare echo of the same bodies, stateless apply, a stated
-budget), their ratio, the goal and pass/FAIL; a peer that is missing is a skip. Absolute
-figures drift with the machine's load, the ratios much less; the table ends with the
-machine's load average at the start and at the end of the run. `--quick` shortens every
-measurement.
+budget such as the Bank expert's 50 ms a decision), their ratio, the goal and pass/FAIL; a
+peer that is missing is a skip. Absolute figures drift with the machine's load, the ratios
+much less; the table ends with the machine's load average at the start and at the end of
+the run. `--quick` shortens every measurement.
 """
 
 import argparse
 import os
 
-from bench import engine, http, sessions, state
+from bench import bots, engine, http, sessions, state
 from bench.report import print_targets
 
 
@@ -26,6 +26,8 @@ def main() -> None:
     targets += engine.measure(4 * scale, 300, round(300 * scale), round(1000 * scale))
     print("\n== state JSON")
     targets += state.measure(50)
+    print("\n== bots")
+    targets += bots.measure(round(600 * scale))
     print("\n== stateless HTTP")
     targets += http.measure(max(1, round(3 * scale)), 1, [16, 64], 300, [])
     print("\n== hosted sessions")

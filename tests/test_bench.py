@@ -1,10 +1,11 @@
 """The benchmark's own parts that its figures rest on: the echo floor, the worker shape it
-is served in, and the exact percentiles of wrk's latencies."""
+is served in, the exact percentiles of wrk's latencies, and the Bank expert's row."""
 
 from collections import Counter
 
 import orjson
 
+from bench.bots import BANK_BUDGET_MS, measure
 from bench.echo import app
 from bench.http import worker_shape
 from bench.wrk import Load
@@ -39,3 +40,11 @@ def test_percentiles_count_every_latency_of_every_slice():
     assert load.percentile(0.9) == 1.0
     assert load.percentile(0.99) == 5.0
     assert load.percentile(1.0) == 80.0
+
+
+def test_the_bank_expert_row_is_its_median_real_choice_against_the_budget():
+    (row,) = measure(80)
+    assert row.name == "bank expert decision, median of real choices"
+    assert (row.unit, row.peer, row.goal, row.higher) == ("ms", BANK_BUDGET_MS, 1.0, False)
+    assert row.figure > 0
+    assert row.verdict in ("pass", "FAIL")

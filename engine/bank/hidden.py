@@ -29,21 +29,40 @@ def unseen_cards(state: State, seat: int) -> list[str]:
 DEAL_TRIES = 8
 
 
+# Going out with these takes the bank at once, no pass needed (rules §8.2).
+KING_FINISHES = ("trump_king", "four_kings")
+
+
 def passers(state: State) -> list[int]:
-    """The seats that passed on the target in play, latest first: the `idle` holders before
-    the seat to move. A lay, a draw and a turned-up card reset `idle`, so each of these
-    passes was made on this very target with the hand the seat still holds; a virtual
-    target (the top card of a bank just taken) may follow passes on the card before it, so
-    it reveals nothing."""
+    """The seats that passed on the target's card and hold the hand they passed with,
+    latest first: the `idle` holders before the seat to move. A lay, a draw and a
+    turned-up card reset `idle`, and a taken bank leaves its top card as the (virtual)
+    target, so each of these passes was made on this very card with the hand the seat
+    still holds. A virtual target reveals one pass more: the bank was taken on a pass of
+    the holder before the mover, whose turn was the last before the mover's own, even
+    when the mover's draw has since reset `idle` - unless the bank was taken by going out
+    with a king (its taker laid the target, nobody passed on it)."""
     target = state.target
-    if target is None or target.virtual or state.turn is None or not state.idle:
+    if target is None or state.turn is None:
         return []
     holders = state.holders()
     if state.turn not in holders:
         return []
-    at = holders.index(state.turn)
     count = min(state.idle, len(holders) - 1)
+    if target.virtual and not taken_going_out(state):
+        count = max(count, min(1, len(holders) - 1))
+    at = holders.index(state.turn)
     return [holders[(at - back) % len(holders)] for back in range(1, count + 1)]
+
+
+def taken_going_out(state: State) -> bool:
+    """Whether the virtual target is the top card of a bank its taker took by going out
+    with a trump king or four kings. A seat out that way laid no card still in play, so
+    it can take no bank on a pass afterwards: holding the target's card, it took it then."""
+    card = state.target.card
+    return any(
+        entry.finish in KING_FINISHES and card in state.captured[entry.seat] for entry in state.out
+    )
 
 
 def determinize(state: State, seat: int, rng: random.Random) -> State:

@@ -144,18 +144,24 @@ def test_expert_beats_random() -> None:
 
 
 def passes_seen(seats: int, seed: str) -> list[tuple[Any, int, Any]]:
-    """(state, the seat that just passed, the state before its pass) in a random match,
-    wherever a seat passed on a target laid by a seat and the pass did not take the bank."""
+    """(state, the seat that passed, the state before its pass) in a random match, wherever
+    a seat passed on a target laid by a seat and the target's card stayed (the bank kept,
+    or taken on that pass, its top card left as a virtual target), and again after the
+    next seat's draw on a virtual target (the draw resets `idle`, not what the pass
+    showed)."""
     rng = random.Random(seed)
     state = GAME.new({}, seats, seed)
     found = []
-    while GAME.to_move(state) is not None and len(found) < 30:
+    while GAME.to_move(state) is not None and len(found) < 60:
         before, mover = state, GAME.to_move(state)
         move = rng.choice(GAME.legal_moves(state))
         state, _ = GAME.apply(state, move)
-        kept = state.target == before.target and state.target and not state.target.virtual
-        if move.type == "pass" and kept and state.turn is not None:
+        kept = state.target and before.target and state.target.card == before.target.card
+        if move.type == "pass" and kept and before.target.by is not None and state.turn is not None:
             found.append((state, mover, before))
+            if state.target.virtual and "draw" in (m.type for m in GAME.legal_moves(state)):
+                drawn, _ = GAME.apply(state, {"type": "draw"})
+                found.append((drawn, mover, before))
     return found
 
 
@@ -165,7 +171,8 @@ def test_the_expert_deals_no_answer_to_a_seat_that_passed_on_the_target(seats: i
     from engine.bank.moves import beaters
 
     seen = passes_seen(seats, f"passes/{seats}")
-    assert len(seen) >= 10
+    assert sum(not state.target.virtual for state, _, _ in seen) >= 10
+    assert sum(state.target.virtual and state.idle == 0 for state, _, _ in seen) >= 3
     for state, passer, before in seen:
         assert passers(state)[0] == passer
         cannot = beaters(state.target.card, state.common, state.personal[passer])
@@ -181,9 +188,46 @@ def test_the_expert_deals_no_answer_to_a_seat_that_passed_on_the_target(seats: i
             assert len(world.stock) == len(state.stock)
 
 
-def test_a_pass_on_a_virtual_target_reveals_nothing() -> None:
+@pytest.mark.parametrize("seats", [2, 3, 4])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {},
+        {"after_capture": "turn_up", "after_seven": "skip_and_draw", "trump_mode": "double"},
+        {"after_capture": "free_lead", "after_seven": "draw_then_play", "trump_mode": "single"},
+    ],
+)
+def test_every_seat_named_a_passer_holds_no_answer(seats: int, rules: dict[str, Any]) -> None:
+    # What the deals rest on, wherever a match goes: no seat `passers` names holds a card
+    # that beats the target's card.
+    from engine.bank.hidden import passers
+    from engine.bank.moves import beaters
+
+    rng = random.Random(f"{seats}{rules}")
+    named = 0
+    for match in range(3):
+        state = GAME.new({**rules, "target_score": 100}, seats, f"named/{seats}{rules}{match}")
+        while GAME.to_move(state) is not None:
+            for passer in passers(state):
+                cannot = beaters(state.target.card, state.common, state.personal[passer])
+                assert not cannot & set(state.hands[passer])
+                named += 1
+            state, _ = GAME.apply(state, rng.choice(GAME.legal_moves(state)))
+    assert named >= 10
+
+
+def test_nothing_is_revealed_without_a_pass_on_the_targets_card() -> None:
     from engine.bank.hidden import passers
 
-    for state, _, _ in passes_seen(3, "virtual"):
-        assert passers(state._replace(target=state.target._replace(virtual=True))) == []
-        assert passers(state._replace(idle=0)) == []
+    for state, _, _ in passes_seen(3, "unrevealed"):
+        if not state.target.virtual:
+            assert passers(state._replace(idle=0)) == []
+    # Seat 0 goes out with its trump king and takes the bank at once: the king is left as
+    # the virtual target and nobody passed on it, before seat 1's draw or after it.
+    state = position(3, hands={0: "KH", 1: "7S 9S", 2: "7C 9C"}, bank="AC/P QC/2",
+                     trumps="single H", stock="6D")  # fmt: skip
+    state, _ = GAME.apply(state, GAME.read_move(state, {"type": "lay", "card": "KH"}))
+    assert state.target.virtual and state.target.card == "KH" and state.turn == 1
+    assert passers(state) == []
+    state, _ = GAME.apply(state, GAME.read_move(state, {"type": "draw"}))
+    assert state.drawn and passers(state) == []
