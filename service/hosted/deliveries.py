@@ -52,6 +52,9 @@ def public(address: str) -> bool:
     return ip.is_global and not ip.is_multicast
 
 
+Where = tuple[str, str, int, str]  # scheme, address to connect to, port, the URL's host
+
+
 def host_of(url: str) -> tuple[str, int]:
     """The URL's host (brackets off, lowercase) and port; ValueError for a URL that is not
     an absolute http or https one."""
@@ -70,19 +73,20 @@ class Destinations:
             h.strip().lower().strip("[]") for h in (hosts or "").split(",") if h.strip()
         )
 
-    def judge(self, url: str) -> tuple[str | None, str | None]:
-        """(the address to connect to, None) when `url` may be sent to, else (None, why
-        not). The address is one the check resolved, so that a connection goes where the
-        check looked even if the name resolves elsewhere a moment later; an allow-listed
-        host is trusted as it is named."""
+    def judge(self, url: str) -> tuple[Where | None, str | None]:
+        """(where to connect, None) when `url` may be sent to, else (None, why not). The
+        address is one the check resolved, so that a connection goes where the check looked
+        even if the name resolves elsewhere a moment later; an allow-listed host is trusted
+        as it is named."""
         try:
             host, port = host_of(url)
         except ValueError as error:
             return None, str(error)
+        scheme = urlsplit(url).scheme
         if self.hosts:
             if host not in self.hosts:
                 return None, "its host is not in WEBHOOK_HOSTS"
-            return host, None
+            return (scheme, host, port, host), None
         try:
             found = [
                 info[4][0] for info in socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
@@ -91,7 +95,7 @@ class Destinations:
             return None, "its host does not resolve"
         if not found or not all(public(address) for address in found):
             return None, "its host must resolve to public addresses only"
-        return found[0], None
+        return (scheme, found[0], port, host), None
 
     def check(self, url: str) -> None:
         """A 422 naming `webhook.url` when `url` may not be sent to."""
@@ -111,9 +115,6 @@ class PinnedHTTPS(http.client.HTTPSConnection):
     def connect(self) -> None:
         http.client.HTTPConnection.connect(self)
         self.sock = self.tls.wrap_socket(self.sock, server_hostname=self.tls_host)
-
-
-Where = tuple[str, str, int, str]  # scheme, address, port, host
 
 
 class Connections:
@@ -317,11 +318,10 @@ class Deliveries:
         checked again first (DNS may have changed) and the connection made to the address
         checked; no redirect is followed (nor a proxy: the address is checked), and at most
         MOST_BYTES of the answer are read, within the same bound."""
-        address, _ = self.destinations.judge(message["url"])
-        if address is None:
+        where, _ = self.destinations.judge(message["url"])
+        if where is None:
             return False
         parts = urlsplit(message["url"])
-        host, port = host_of(message["url"])
         body = message["body"].encode()
         stamp = int(time.time())  # the attempt's own time, as receivers check it
         headers = {
@@ -332,7 +332,6 @@ class Deliveries:
             "webhook-signature": signature(message["secret"], message["id"], stamp, body),
         }
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        where = (parts.scheme, address, port, host)
         until = time.monotonic() + self.timeout
         connection, kept = self.connections.take(where, self.timeout)
         while True:
@@ -366,13 +365,13 @@ class Deliveries:
         if self._loop is not None:
             return
         self._every = every
-        self._loop = threading.Thread(target=self._run, args=(every,), daemon=True)
+        self._loop = threading.Thread(target=self._run, daemon=True)
         self._loop.name = "webhook-deliveries"
         self._loop.start()
 
-    def _run(self, every: float) -> None:
+    def _run(self) -> None:
         while not self._stopping.is_set():
-            self._wake.wait(every)
+            self._wake.wait(self._every)
             self._wake.clear()
             try:
                 self.deliver_due()

@@ -140,14 +140,13 @@ return redis.call('HGETALL', KEYS[1])
 )
 
 # KEYS: session, events, answers, record, outbox[, the outbox schedule]. ARGV: expected
-# version, state, ttl ms,
-# channel, answer key ('' for none), answer, expected live ('' for any), live ('' to keep),
-# expected epoch, new game and seats ('' unless the commit creates the session), notice,
-# durable, meta (creation only), the commit's time, the record's final head ('' unless the
-# match ends), record ttl ms, how many batches, how many record entries, outbox ttl ms,
-# the outbox's plan (ms, '' for none: planned by the script when the schedule is a key of
-# its own, i.e. not on a cluster), the session id, then the batches, the record entries and
-# the outbox messages. Returns {outcome, version,
+# version, state, ttl ms, channel, answer key ('' for none), answer, expected live ('' for
+# any), live ('' to keep), expected epoch, new game and seats ('' unless the commit creates
+# the session), notice, durable, meta (creation only), the commit's time, the record's
+# final head ('' unless the match ends), record ttl ms, how many batches, how many record
+# entries, outbox ttl ms, the outbox's plan (ms, '' for none: planned by the script when
+# the schedule is a key of its own, i.e. not on a cluster), the session id, then the
+# batches, the record entries and the outbox messages. Returns {outcome, version,
 # epoch[, answer]}, and when applied, how many messages the outbox held before.
 COMMIT = (
     EPOCH

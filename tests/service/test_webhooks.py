@@ -222,8 +222,10 @@ def test_without_an_allow_list_a_non_public_url_is_a_422_naming_webhook_url(open
 
 def test_the_allow_list_replaces_the_rule():
     allowed = Destinations("127.0.0.1, [::1]")
-    assert allowed.judge("http://127.0.0.1:8080/x") == ("127.0.0.1", None)
-    assert allowed.judge("http://[::1]:8080/x") == ("::1", None)
+    assert allowed.judge("http://127.0.0.1:8080/x") == (
+        ("http", "127.0.0.1", 8080, "127.0.0.1"), None,
+    )  # fmt: skip
+    assert allowed.judge("http://[::1]:8080/x") == (("http", "::1", 8080, "::1"), None)
     assert allowed.judge("http://127.0.0.2/x")[1] is not None
     assert allowed.judge("http://localhost/x")[1] is not None
 
@@ -231,9 +233,11 @@ def test_the_allow_list_replaces_the_rule():
 def test_a_public_destination_is_sent_to_the_address_its_check_resolved():
     # An address literal resolves without a lookup: nothing leaves the machine. A delivery
     # connects to the address judged, so a name cannot resolve elsewhere after its check.
-    assert Destinations().judge("https://8.8.8.8:8443/hooks") == ("8.8.8.8", None)
+    assert Destinations().judge("https://8.8.8.8:8443/hooks") == (
+        ("https", "8.8.8.8", 8443, "8.8.8.8"), None,
+    )  # fmt: skip
     assert Destinations().judge("http://[2001:4860:4860::8888]/x") == (
-        "2001:4860:4860::8888", None,
+        ("http", "2001:4860:4860::8888", 80, "2001:4860:4860::8888"), None,
     )  # fmt: skip
     assert Destinations().judge("http://127.0.0.1/x")[0] is None
 
