@@ -347,8 +347,10 @@ def test_on_a_phone_the_hand_is_in_view_without_scrolling(served, player, game):
     player.open(served)
     player.start(game, seats="2", level="greedy")
     page = player.page
-    # Measured once it is the seat's turn: until then a bot's opening moves redraw the hand.
-    page.wait_for_selector("#hand .playable")
+    # Measured once it is the seat's turn (the page offers moves only when every bot move has
+    # landed): until then a bot's opening moves redraw the hand. Bank's turn may offer no
+    # card at all, only a draw or a pass (a choice).
+    page.wait_for_selector("#hand .playable, .choice")
     assert page.evaluate("window.scrollY") == 0
     for card in page.locator("#hand .card").all():
         box = card.bounding_box()
