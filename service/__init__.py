@@ -1,7 +1,5 @@
 """The HTTP service: `create_app(config)` builds the whole app."""
 
-import re
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,18 +9,21 @@ from flask_swagger_ui import get_swaggerui_blueprint
 from engine.game import games as registered_games
 from service.config import load_config
 from service.errors import ProblemApi, install_problems
-from service.headers import install_cors, install_no_store
+from service.headers import (
+    REQUEST_ID,
+    cors_origins,
+    install_cors,
+    install_no_store,
+    request_id,
+)
 from service.json import OrjsonProvider
-from service.limits import BoundedBody, RateLimitsDocumented, install_rate_limits
+from service.limits import LIMITER, BoundedBody, RateLimitsDocumented, install_rate_limits
 from service.logs import install_logging
 from service.metrics import install_metrics
 from service.routes import games, health, page, problems, sessions
 from service.schemas import document, spec_yaml
+from service.stateless import LeanPath
 
-REQUEST_ID = "X-Request-ID"
-REQUEST_ID_ENVIRON = "HTTP_X_REQUEST_ID"  # the header as WSGI passes it
-# A caller's id is echoed only when it is short and printable: it lands in the access log.
-GOOD_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
 DOCS_PATH = "/docs"
 
 
@@ -56,7 +57,6 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
         },
     )
     app.json = OrjsonProvider(app)
-    app.wsgi_app = BoundedBody(app.wsgi_app, settings["MAX_BODY_BYTES"])
     install_logging(app)
     if settings["METRICS"]:
         # First, so its clock starts before any other hook can answer the request.
@@ -70,7 +70,23 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
     install_problems(app)
     register_blueprints(app, api)
     install_docs(app, api)
+    install_lean_path(app)
+    app.wsgi_app = BoundedBody(app.wsgi_app, settings["MAX_BODY_BYTES"])
     return app
+
+
+def install_lean_path(app: flask.Flask) -> None:
+    """The clean stateless calls answered without a Flask request (service/stateless.py),
+    unless the service counts rate limits itself: those are Flask-Limiter's, in Flask's
+    hooks, and every request must pass them."""
+    if LIMITER in app.extensions:
+        return
+    app.wsgi_app = LeanPath(  # type: ignore[method-assign]
+        app.wsgi_app,
+        max_body=app.config["MAX_BODY_BYTES"],
+        metrics=bool(app.config["METRICS"]),
+        cors=cors_origins(app.config["CORS_ORIGINS"]) is not None,
+    )
 
 
 def register_blueprints(app: flask.Flask, api: ProblemApi) -> None:
@@ -90,18 +106,13 @@ def install_request_id(app: flask.Flask) -> None:
 
     @app.before_request
     def take_request_id() -> None:
-        given = flask.request.environ.get(REQUEST_ID_ENVIRON, "")
-        flask.g.request_id = given if GOOD_REQUEST_ID.match(given) else fresh_request_id()
+        flask.g.request_id = request_id(flask.request.environ)
 
     @app.after_request
     def echo_request_id(response: flask.Response) -> flask.Response:
-        response.headers[REQUEST_ID] = flask.g.get("request_id") or fresh_request_id()
+        # An earlier before_request hook may have answered before the id was taken.
+        response.headers[REQUEST_ID] = flask.g.get("request_id") or request_id({})
         return response
-
-
-def fresh_request_id() -> str:
-    """128 random bits in hex (a quarter of what uuid4 costs, the same form)."""
-    return secrets.token_hex(16)
 
 
 def install_docs(app: flask.Flask, api: ProblemApi) -> None:

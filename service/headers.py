@@ -1,7 +1,9 @@
 """Headers every answer follows: CORS for browser clients on other origins (CORS_ORIGINS),
-and `Cache-Control: no-store` on the API's answers, which carry tokens, hands and states."""
+`Cache-Control: no-store` on the API's answers, which carry tokens, hands and states, and
+X-Request-ID, the caller's or a fresh one."""
 
 import re
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +23,23 @@ API_PREFIX = "/v1/"
 PUBLIC = {"/v1/games"}
 NO_STORE = "no-store"
 ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?")
+REQUEST_ID = "X-Request-ID"
+REQUEST_ID_ENVIRON = "HTTP_X_REQUEST_ID"  # the header as WSGI passes it
+# A caller's id is echoed only when it is short and printable: it lands in the access log.
+GOOD_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
+
+
+def request_id(environ: Mapping[str, Any]) -> str:
+    """The request's id: the caller's X-Request-ID when it is short and printable, else 128
+    random bits in hex (a quarter of what uuid4 costs, the same form)."""
+    given = environ.get(REQUEST_ID_ENVIRON, "")
+    return given if GOOD_REQUEST_ID.match(given) else secrets.token_hex(16)
+
+
+def no_store(path: str) -> bool:
+    """Whether the answer at `path` must not be kept by any cache: every answer under /v1/
+    but the catalogue."""
+    return path.startswith(API_PREFIX) and path not in PUBLIC
 
 
 def cors_origins(setting: str | None) -> str | list[str] | None:
@@ -64,8 +83,7 @@ def install_no_store(app: flask.Flask) -> None:
     every hand, session answers a seat's hand, creation its tokens; no cache may keep them."""
 
     @app.after_request
-    def no_store(response: flask.Response) -> flask.Response:
-        path = flask.request.path
-        if path.startswith(API_PREFIX) and path not in PUBLIC:
+    def keep_out_of_caches(response: flask.Response) -> flask.Response:
+        if no_store(flask.request.path):
             response.headers["Cache-Control"] = NO_STORE
         return response

@@ -104,12 +104,26 @@ def exposition() -> bytes:
     return generate_latest(registry)
 
 
+# The labelled histogram of each route, method and status, looked up once: labels() checks
+# and locks on every call and costs three times the observation itself.
+_timers: dict[tuple[str, str, int], Any] = {}
+
+
+def observe_request(route: str, method: str, status: int, started: float) -> None:
+    """Count one answered request and its latency since `started` (time.perf_counter) under
+    its route template, method and status."""
+    key = (route, method if method in METHODS else "other", status)
+    timer = _timers.get(key)
+    if timer is None:
+        timer = _timers.setdefault(key, REQUESTS.labels(key[0], key[1], str(status)))
+    timer.observe(time.perf_counter() - started)
+    if status == 503:
+        STORE_UNAVAILABLE.labels(route).inc()
+
+
 def install_metrics(app: flask.Flask) -> None:
     """Time every request and serve GET /metrics; only when METRICS is on, and only to the
     bearer of METRICS_TOKEN when that is set."""
-    # The labelled histogram of each route, method and status, looked up once: labels()
-    # checks and locks on every call and costs three times the observation itself.
-    timers: dict[tuple[str, str, int], Any] = {}
 
     @app.before_request
     def start_clock() -> None:
@@ -121,15 +135,8 @@ def install_metrics(app: flask.Flask) -> None:
         if started is None:  # an earlier before_request hook answered first
             return response
         request = flask.request._get_current_object()  # type: ignore[attr-defined]
-        status = response.status_code
-        key = (request.url_rule.rule if request.url_rule is not None else UNMATCHED,
-               request.method if request.method in METHODS else "other", status)  # fmt: skip
-        timer = timers.get(key)
-        if timer is None:
-            timer = timers.setdefault(key, REQUESTS.labels(key[0], key[1], str(status)))
-        timer.observe(time.perf_counter() - started)
-        if status == 503:
-            STORE_UNAVAILABLE.labels(key[0]).inc()
+        route = request.url_rule.rule if request.url_rule is not None else UNMATCHED
+        observe_request(route, request.method, response.status_code, started)
         return response
 
     token = app.config.get("METRICS_TOKEN")

@@ -10,6 +10,7 @@ from webargs import core
 
 from service.errors import Unprocessable, json_paths
 from service.json import OrjsonParser, dumps, json_body
+from service.stateless import clean
 
 
 class Blueprint(flask_smorest.Blueprint):
@@ -48,12 +49,7 @@ def read_body(envelope: Schema, objects: Collection[str] = ()) -> dict[str, Any]
     reader, the move's declared shape and the game's move reader), which name the bad field. Any
     other body is loaded by the envelope, so its 422 names the field as always."""
     body = json_body(flask.request)
-    if (
-        objects
-        and type(body) is dict
-        and len(body) == len(objects)
-        and all(type(body.get(name)) is dict for name in objects)
-    ):
+    if objects and clean(body, objects):
         return body
     try:
         return envelope.load({} if body is core.missing else body)

@@ -9,20 +9,20 @@ import flask
 from werkzeug.routing import BaseConverter
 
 from engine.game import Game, games
-from service import requests
+from service import requests, stateless
 from service.errors import KINDS, Problem
 from service.replay import replay as replayed
 from service.routes import Blueprint, answer, documented, read_body
 from service.routes.hints import add_hint
 from service.schemas.derived import title_of
 from service.schemas.envelopes import CatalogueResponse, envelopes_of
+from service.stateless import PREFIX
 
-PREFIX = "/v1/games"
 catalogue_blp = Blueprint("games", __name__, url_prefix=PREFIX, description="The games")
 unknown_blp = flask.Blueprint("unknown-game", __name__, url_prefix=PREFIX)
 # The fields of a request body that are objects its route reads in depth itself.
-STATE = ("state",)
-STATE_AND_MOVE = ("state", "move")
+STATE = stateless.CALLS["legal-moves"][1]
+STATE_AND_MOVE = stateless.CALLS["apply"][1]
 
 
 @catalogue_blp.route("")
@@ -66,8 +66,7 @@ def game_blueprint(game: Game) -> Blueprint:
     )
     def legal_moves() -> flask.Response:
         """Every legal move of the seat to move, no duplicates; [] once the match is over."""
-        state = requests.read_state(game, read_body(state_request, STATE)["state"])
-        return answer({"moves": [game.write_move(state, move) for move in game.legal_moves(state)]})
+        return answer(stateless.listed(game, read_body(state_request, STATE)))
 
     @blp.route("/apply", methods=["POST"])
     @documented(
@@ -77,11 +76,7 @@ def game_blueprint(game: Game) -> Blueprint:
     )
     def apply() -> flask.Response:
         """Play one move. An illegal move is a 422 that says why."""
-        body = read_body(apply_request, STATE_AND_MOVE)
-        requests.check_move(game, body["move"])  # a malformed move is named before the state
-        state = requests.read_state(game, body["state"])
-        state, events = game.apply(state, requests.legal_move(game, state, body["move"]))
-        return answer({"state": game.write(state), "events": events})
+        return answer(stateless.applied(game, read_body(apply_request, STATE_AND_MOVE)))
 
     @blp.route("/score", methods=["POST"])
     @documented(
