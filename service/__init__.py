@@ -17,7 +17,7 @@ from service.headers import (
     request_id,
 )
 from service.json import OrjsonProvider
-from service.limits import LIMITER, BoundedBody, RateLimitsDocumented, install_rate_limits
+from service.limits import BoundedBody, RateLimits, RateLimitsDocumented, install_rate_limits
 from service.logs import install_logging
 from service.metrics import install_metrics
 from service.routes import games, health, page, problems, sessions
@@ -70,22 +70,24 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
     install_problems(app)
     register_blueprints(app, api)
     install_docs(app, api)
-    install_lean_path(app)
-    app.wsgi_app = BoundedBody(app.wsgi_app, settings["MAX_BODY_BYTES"])
+    install_front(app)
     return app
 
 
-def install_lean_path(app: flask.Flask) -> None:
-    """The clean stateless calls answered without a Flask request (service/stateless.py),
-    unless the service counts rate limits itself: those are Flask-Limiter's, in Flask's
-    hooks, and every request must pass them."""
-    if LIMITER in app.extensions:
-        return
-    app.wsgi_app = LeanPath(  # type: ignore[method-assign]
-        app.wsgi_app,
-        max_body=app.config["MAX_BODY_BYTES"],
-        metrics=bool(app.config["METRICS"]),
-        cors=cors_origins(app.config["CORS_ORIGINS"]) is not None,
+def install_front(app: flask.Flask) -> None:
+    """What runs in front of Flask, outermost first: the body's bound, the rate limits (a
+    refused request goes straight to Flask, which answers its 429), and the lean path that
+    answers clean stateless calls itself (service/stateless.py)."""
+    config = app.config
+    flask_app = app.wsgi_app
+    lean = LeanPath(
+        flask_app,
+        max_body=config["MAX_BODY_BYTES"],
+        metrics=bool(config["METRICS"]),
+        cors=cors_origins(config["CORS_ORIGINS"]) is not None,
+    )
+    app.wsgi_app = BoundedBody(  # type: ignore[method-assign]
+        RateLimits.of(lean, flask_app, config), config["MAX_BODY_BYTES"]
     )
 
 

@@ -2,10 +2,9 @@
 key, the metrics token); the hosted sessions' own check, which answers 401, is in
 service.hosted.tokens."""
 
-import flask
 
 
-def bearer_token() -> str | None:
-    """The token of the request's `Authorization: Bearer <token>` header, None without one."""
-    scheme, _, token = flask.request.headers.get("Authorization", "").strip().partition(" ")
+def bearer_of(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header's value, None without one."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
     return token.strip() or None if scheme.lower() == "bearer" else None

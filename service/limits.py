@@ -3,18 +3,23 @@ requests one client address or one seat token may make."""
 
 import hashlib
 import io
+import logging
 import math
 import time
 from collections.abc import Mapping
 from typing import Any
 
 import flask
+import orjson
 from apispec import BasePlugin
-from flask_limiter import ApplicationLimit, Limiter, RateLimitExceeded
-from limits import parse_many
+from limits import RateLimitItem, parse_many
+from limits.storage import MemoryStorage, storage_from_string
+from limits.strategies import SlidingWindowCounterRateLimiter
 
-from service.auth import bearer_token
-from service.errors import problem
+from engine.game import games
+from service.auth import bearer_of
+from service.errors import Problem
+from service.logs import Outage
 from service.store.redis_store import Target
 
 WSGIApp = Any  # a WSGI callable: (environ, start_response) -> iterable of bytes
@@ -58,10 +63,14 @@ def read_at_most(stream: Any, size: int) -> bytes:
 # Probes and scrapes are never limited: an orchestrator must always see the service.
 UNLIMITED_PATHS = frozenset({"/livez", "/readyz", "/metrics"})
 LIMITS_PREFIX = "cards-limits"
-LIMITER = "rate_limiter"  # its key in app.extensions (Flask-Limiter's own holds a set)
-# The limiter's own Redis calls give up sooner than the sessions' (REDIS_TIMEOUT_SECONDS):
-# on a hung Redis it falls back to counting in memory instead of adding its wait to theirs.
+# A request over a limit is handed on to Flask carrying its problem under this environ key,
+# so that Flask answers it as it answers every problem (request id, metrics, CORS).
+REFUSAL = "cards.refusal"
+# The counters' own Redis calls give up sooner than the sessions' (REDIS_TIMEOUT_SECONDS): on
+# a hung Redis they fall back to counting in this process's memory instead of adding their
+# wait to theirs, and try Redis again RETRY_SECONDS later.
 LIMITER_TIMEOUT = 0.25
+RETRY_SECONDS = 5.0
 SCOPES = {
     "address": "this client address",
     "token": "this seat token",
@@ -71,8 +80,8 @@ SCOPES = {
 # (~0.1 s of CPU against a few ms; `python -m bench.bots`).
 EXPERT_COST = 10
 MOST_SEATS = 8  # seats counted in a creation's cost (more is a 422 anyway)
-CREATE_RULE = "/v1/sessions"
-HINT_RULE = "/hint"
+CREATE_PATH = "/v1/sessions"
+logger = logging.getLogger(__name__)
 
 
 class RateLimitsDocumented(BasePlugin):
@@ -88,58 +97,45 @@ class RateLimitsDocumented(BasePlugin):
             operation.setdefault("responses", {}).setdefault("429", "TOO_MANY_REQUESTS")
 
 
-def client_address() -> str:
-    """The peer's address as the WSGI server saw it (behind a proxy: the proxy's, unless
-    the app runs behind werkzeug's ProxyFix)."""
-    return flask.request.remote_addr or "unknown"
-
-
-def token_key() -> str:
-    """The seat token's digest: a limit's key names no token, in Redis or anywhere."""
-    return hashlib.sha256((bearer_token() or "").encode()).hexdigest()
-
-
 def storage_uri(config: Mapping[str, Any]) -> str:
-    """Flask-Limiter's storage: the sessions' Redis (its cluster, its Sentinels), so every
+    """The counters' storage: the sessions' Redis (its cluster, its Sentinels), so every
     worker and host counts together; this process's memory without Redis."""
     target = Target.of(config)
     return "memory://" if target is None else target.limiter_uri()
 
 
-def checked(name: str, config: Mapping[str, Any]) -> str:
-    """The setting, refused at start-up (not at the first request) when it is no limit."""
-    text = str(config[name])
+def checked(name: str, config: Mapping[str, Any]) -> list[RateLimitItem]:
+    """The setting's limits ([] when empty), refused at start-up (not at the first request)
+    when it is no limit."""
+    text = str(config[name] or "")
     try:
-        parse_many(text)
+        return sorted(parse_many(text)) if text.strip() else []
     except ValueError as error:
         raise ValueError(
             f"{name}={text!r} is not a rate limit like '20/second' or '20/second;600/minute'"
         ) from error
-    return text
 
 
-def too_many(error: RateLimitExceeded) -> flask.Response:
-    """A 429 problem naming the limit, with Retry-After in whole seconds (at least 1)."""
-    current = flask.current_app.extensions[LIMITER].current_limit
-    wait = max(1, math.ceil(current.reset_at - time.time())) if current else 1
-    scope = SCOPES.get(str(error.limit.scope), "this client")
-    detail = f"too many requests from {scope}: at most {error.limit.limit}; retry in {wait} s"
-    return problem(429, detail, headers={"Retry-After": str(wait)})
-
-
-def request_cost() -> int:
+def request_cost(environ: dict[str, Any], hints: frozenset[str], max_body: int) -> int:
     """What a request costs a worker's CPU, in units of a plain request: a session creation
     1 plus EXPERT_COST per expert bot seat (their opening moves are searched before the
     answer), an expert hint EXPERT_COST; 0 for anything else, which RATE_LIMIT_COSTLY then
-    does not count."""
-    request = flask.request
-    rule = request.url_rule.rule if request.url_rule is not None else ""
-    if request.method != "POST" or not (rule == CREATE_RULE or rule.endswith(HINT_RULE)):
+    does not count. The body is read for it and handed on, unread, to the app."""
+    path = environ.get("PATH_INFO", "")
+    if environ["REQUEST_METHOD"] != "POST" or not (path == CREATE_PATH or path in hints):
         return 0
-    body = request.get_json(silent=True)
+    length = environ.get("CONTENT_LENGTH", "")
+    if not length.isdigit() or int(length) > max_body:
+        return 1  # Flask refuses it (413, or no body to read)
+    data = environ["wsgi.input"].read(int(length))
+    environ["wsgi.input"] = io.BytesIO(data)
+    try:
+        body = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return 1
     if not isinstance(body, dict):
         return 1
-    if rule.endswith(HINT_RULE):
+    if path in hints:
         return EXPERT_COST if body.get("level", "expert") == "expert" else 1
     seats = body.get("seats")
     seats = seats[:MOST_SEATS] if isinstance(seats, list) else []
@@ -147,48 +143,103 @@ def request_cost() -> int:
     return 1 + EXPERT_COST * experts
 
 
+class RateLimits:
+    """WSGI middleware counting every request against the limits per client address
+    (RATE_LIMIT_ADDRESS), per seat token (RATE_LIMIT_TOKEN: a bearer token's SHA-256 is the
+    key, never the token) and per client address in cost units (RATE_LIMIT_COSTLY), with the
+    `limits` library's sliding-window counters. A request within them goes on to `app`; one
+    over a limit goes to `refuse` (Flask) with its 429 problem under REFUSAL."""
+
+    def __init__(
+        self, app: WSGIApp, refuse: WSGIApp, config: Mapping[str, Any], hints: frozenset[str]
+    ) -> None:
+        self.app, self.refuse, self.hints = app, refuse, hints
+        self.max_body = int(config["MAX_BODY_BYTES"])
+        self.limits = {scope: checked(f"RATE_LIMIT_{scope.upper()}", config) for scope in SCOPES}
+        shared = Target.of(config) is not None
+        options: dict[str, Any] = {}
+        if shared:
+            options = {"socket_timeout": LIMITER_TIMEOUT,
+                       "socket_connect_timeout": LIMITER_TIMEOUT,
+                       "max_connections": int(config["REDIS_MAX_CONNECTIONS"])}  # fmt: skip
+        self.counters = SlidingWindowCounterRateLimiter(
+            storage_from_string(storage_uri(config), **options)
+        )
+        # While Redis does not answer, this process counts alone.
+        self.in_memory = SlidingWindowCounterRateLimiter(MemoryStorage()) if shared else None
+        self.outage = Outage(logger, "rate limits")
+        self.retry_at = 0.0  # while Redis is out: when to try it again
+
+    @staticmethod
+    def of(app: WSGIApp, refuse: WSGIApp, config: Mapping[str, Any]) -> "WSGIApp":
+        """`app` behind the configured limits; `app` itself when they are off or all empty."""
+        if not config["RATE_LIMITS"]:
+            return app
+        hints = frozenset(f"/v1/games/{name}/hint" for name in games())
+        limited = RateLimits(app, refuse, config, hints)
+        return limited if any(limited.limits.values()) else app
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("PATH_INFO") not in UNLIMITED_PATHS:
+            refusal = self.refusal(environ)
+            if refusal is not None:
+                environ[REFUSAL] = refusal
+                return self.refuse(environ, start_response)
+        return self.app(environ, start_response)
+
+    def refusal(self, environ: dict[str, Any]) -> Problem | None:
+        """The 429 of the first limit the request goes over (each counted as it passes),
+        None when it is within them all."""
+        address = environ.get("REMOTE_ADDR") or "unknown"
+        counted = [("address", address, 1)]
+        token = bearer_of(environ.get("HTTP_AUTHORIZATION"))
+        if token is not None:
+            counted.append(("token", hashlib.sha256(token.encode()).hexdigest(), 1))
+        if self.limits["costly"]:
+            cost = request_cost(environ, self.hints, self.max_body)
+            if cost:
+                counted.append(("costly", address, cost))
+        for scope, key, cost in counted:
+            for limit in self.limits[scope]:
+                identifiers = (LIMITS_PREFIX, key, scope)
+                within, counters = self.hit(limit, identifiers, cost)
+                if not within:
+                    reset = counters.get_window_stats(limit, *identifiers).reset_time
+                    wait = max(1, math.ceil(reset - time.time()))
+                    return Problem(
+                        429,
+                        f"too many requests from {SCOPES[scope]}: at most {limit}; "
+                        f"retry in {wait} s",
+                        headers={"Retry-After": str(wait)},
+                    )
+        return None
+
+    def hit(
+        self, limit: RateLimitItem, identifiers: tuple[str, ...], cost: int
+    ) -> tuple[bool, SlidingWindowCounterRateLimiter]:
+        """Count the request against `limit`: whether it is within it, and the counters
+        that counted it (this process's while Redis is out)."""
+        if self.in_memory is not None and time.monotonic() < self.retry_at:
+            return self.in_memory.hit(limit, *identifiers, cost=cost), self.in_memory
+        try:
+            within = self.counters.hit(limit, *identifiers, cost=cost)
+        except Exception as error:  # Redis out of reach: count here until the next try
+            if self.in_memory is None:
+                raise
+            self.outage.failed(error)
+            self.retry_at = time.monotonic() + RETRY_SECONDS
+            return self.in_memory.hit(limit, *identifiers, cost=cost), self.in_memory
+        if self.retry_at:
+            self.retry_at = 0.0
+            self.outage.succeeded()
+        return within, self.counters
+
+
 def install_rate_limits(app: flask.Flask) -> None:
-    """Per client address (RATE_LIMIT_ADDRESS), per seat token (RATE_LIMIT_TOKEN) and per
-    client address in cost units (RATE_LIMIT_COSTLY), each in Flask-Limiter's notation, e.g.
-    "20/second;600/minute". On by default; RATE_LIMITS=false turns them all off, an empty
-    setting that one."""
-    config = app.config
-    if not config["RATE_LIMITS"]:
-        return
-    limits = []
-    if config["RATE_LIMIT_ADDRESS"]:
-        limits.append(
-            ApplicationLimit(checked("RATE_LIMIT_ADDRESS", config), key_function=client_address,
-                             scope="address")
-        )  # fmt: skip
-    if config["RATE_LIMIT_TOKEN"]:
-        limits.append(
-            ApplicationLimit(checked("RATE_LIMIT_TOKEN", config), key_function=token_key,
-                             scope="token", exempt_when=lambda: bearer_token() is None)
-        )  # fmt: skip
-    if config["RATE_LIMIT_COSTLY"]:
-        limits.append(
-            ApplicationLimit(checked("RATE_LIMIT_COSTLY", config), key_function=client_address,
-                             scope="costly", cost=request_cost,
-                             exempt_when=lambda: request_cost() == 0)
-        )  # fmt: skip
-    if not limits:
-        return
-    shared = Target.of(config) is not None
-    limiter = Limiter(
-        client_address,
-        app=app,
-        application_limits=limits,
-        strategy="sliding-window-counter",
-        storage_uri=storage_uri(config),
-        storage_options={"socket_timeout": LIMITER_TIMEOUT,
-                         "socket_connect_timeout": LIMITER_TIMEOUT,
-                         "max_connections": int(config["REDIS_MAX_CONNECTIONS"])}
-        if shared else {},
-        in_memory_fallback_enabled=shared,
-        swallow_errors=True,
-        key_prefix=LIMITS_PREFIX,
-    )  # fmt: skip
-    limiter.request_filter(lambda: flask.request.path in UNLIMITED_PATHS)
-    app.extensions[LIMITER] = limiter
-    app.register_error_handler(RateLimitExceeded, too_many)
+    """A request the rate limits refused (RateLimits) is answered by Flask as its 429."""
+
+    @app.before_request
+    def refuse() -> None:
+        refusal = flask.request.environ.get(REFUSAL)
+        if refusal is not None:
+            raise refusal

@@ -8,10 +8,10 @@ engine's own work on a whole state, so a call that reads cleanly is answered her
 Flask request: the very answer, status and headers its Flask route gives. Anything else is
 handed on to Flask untouched, and the Flask route of the same path answers it: another
 path or method, a body that is not a JSON object holding exactly the call's objects, any
-4xx, a browser's cross-origin call while CORS is on, and every call while the service
-counts rate limits itself (Flask-Limiter lives in Flask's hooks). So every error is written
-by one path and openapi.yaml documents the one route; tests/service/test_lean_path.py holds
-the two answers equal.
+4xx, and a browser's cross-origin call while CORS is on. So every error is written by one
+path and openapi.yaml documents the one route; tests/service/test_lean_path.py holds the
+two answers equal. The rate limits (service/limits.py) count every request before it gets
+here.
 """
 
 import io

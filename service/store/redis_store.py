@@ -398,7 +398,7 @@ class Target:
         return redis.Redis.from_url(self.url, **options)
 
     def limiter_uri(self) -> str:
-        """The same Redis as a `limits` storage URI (Flask-Limiter's rate counters)."""
+        """The same Redis as a `limits` storage URI (the rate limits' counters)."""
         if self.sentinels:
             nodes = ",".join(f"{host}:{port}" for host, port in self.sentinels)
             return f"redis+sentinel://{nodes}/{self.master}"

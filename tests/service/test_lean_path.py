@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from engine.game import games, get_game
 from service import create_app
+from service.limits import BoundedBody, RateLimits
 from service.stateless import LeanPath
 
 REQUEST_ID = {"X-Request-ID": "lean-1"}
@@ -19,18 +20,27 @@ REQUEST_ID = {"X-Request-ID": "lean-1"}
 
 @pytest.fixture(scope="module")
 def lean():
-    """The shipped app (no rate limits in these tests): the lean path in front of Flask."""
+    """The shipped app (rate limits off in these tests): the lean path in front of Flask."""
     app = create_app({"REDIS_URL": None})
     yield app
     app.extensions["sessions"].close()
 
 
+def middlewares(app: flask.Flask) -> list[object]:
+    """What runs in front of Flask, outermost first."""
+    found, wsgi = [], app.wsgi_app
+    while hasattr(wsgi, "app"):
+        found.append(wsgi)
+        wsgi = wsgi.app
+    return found
+
+
 @pytest.fixture(scope="module")
 def flask_only():
-    """The same app counting rate limits itself (limits nobody reaches), so every call is
-    Flask's."""
-    app = create_app({"REDIS_URL": None, "RATE_LIMITS": True,
-                      "RATE_LIMIT_ADDRESS": "1000000/second"})  # fmt: skip
+    """The same app without the lean path: every call is Flask's."""
+    app = create_app({"REDIS_URL": None})
+    lean = next(front for front in middlewares(app) if isinstance(front, LeanPath))
+    app.wsgi_app = lean.app  # type: ignore[method-assign]
     yield app
     app.extensions["sessions"].close()
 
@@ -58,16 +68,29 @@ def same(lean_app: flask.Flask, flask_app: flask.Flask, path: str, body: bytes, 
     return mine
 
 
-def test_the_lean_path_is_in_front_of_flask_only_without_rate_limits(lean, flask_only):
-    def middlewares(app: flask.Flask) -> list[type]:
-        found, wsgi = [], app.wsgi_app
-        while hasattr(wsgi, "app"):
-            found.append(type(wsgi))
-            wsgi = wsgi.app
-        return found
+def test_the_lean_path_is_behind_the_rate_limits():
+    app = create_app({"REDIS_URL": None, "RATE_LIMITS": True})
+    try:
+        assert [type(front) for front in middlewares(app)] == [BoundedBody, RateLimits, LeanPath]
+    finally:
+        app.extensions["sessions"].close()
 
-    assert LeanPath in middlewares(lean)
-    assert LeanPath not in middlewares(flask_only)
+
+def test_rate_limits_count_lean_calls_and_flask_answers_the_429():
+    app = create_app({"REDIS_URL": None, "RATE_LIMITS": True, "RATE_LIMIT_ADDRESS": "5/minute"})
+    try:
+        state = orjson.dumps({"state": get_game("basra").write(get_game("basra").new({}, 2, "r"))})
+        seen = flask_requests(app)
+        statuses = [post(app, "/v1/games/basra/legal-moves", state).status_code for _ in range(7)]
+        assert statuses == [200] * 5 + [429] * 2
+        assert seen == ["/v1/games/basra/legal-moves"] * 2  # only the refusals reached Flask
+        refused = post(app, "/v1/games/basra/legal-moves", state)
+        assert refused.headers["Content-Type"] == "application/problem+json"
+        assert refused.headers["X-Request-ID"] == "lean-1"
+        assert refused.headers["Cache-Control"] == "no-store"
+        assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    finally:
+        app.extensions["sessions"].close()
 
 
 @settings(max_examples=40, deadline=None)
