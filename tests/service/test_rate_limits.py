@@ -1,11 +1,12 @@
 """Rate limits per client address, per seat token and per address in cost units
-(Flask-Limiter): on by default with the documented numbers (the suite's conftest turns them
+(counted in front of Flask): on by default with the documented numbers (the suite's conftest turns them
 off for every other test: RATE_LIMITS=false), a 429 problem with Retry-After over the limit,
 counted in this process without Redis and across gunicorn workers with it, and a limited
 client does not hold up anyone else."""
 
 import http.client
 import threading
+import time
 
 import pytest
 import redis
@@ -214,3 +215,25 @@ def test_limits_are_shared_by_workers_through_redis_and_spare_other_clients(redi
             keys = b" ".join(client.keys("*"))
         assert b"cards-limits" in keys
         assert not [token for token in tokens if token.encode() in keys]
+
+
+def test_without_redis_the_limits_count_in_memory_until_it_is_back(
+    redis_server, redis_url, monkeypatch
+):
+    """Redis out of reach: the requests are still counted (in this process's memory, so a
+    client over the limit is still refused) and answered; Redis counts again once back."""
+    monkeypatch.setattr("service.limits.RETRY_SECONDS", 0.2)
+    app = limited({"REDIS_URL": redis_url, "RATE_LIMIT_ADDRESS": "3/minute"})
+    client = client_at(app, "10.0.0.30")
+    assert [client.get("/v1/games").status_code for _ in range(2)] == [200] * 2
+    redis_server.stop()
+    try:
+        # Redis's two counted, then three in memory: the fourth here is over the limit.
+        assert [client.get("/v1/games").status_code for _ in range(4)] == [200] * 3 + [429]
+    finally:
+        redis_server.start()
+    time.sleep(0.3)
+    # Counted by Redis again (a fresh one: the test's Redis keeps nothing on disk).
+    assert [client.get("/v1/games").status_code for _ in range(4)] == [200] * 3 + [429]
+    with redis.Redis.from_url(redis_url) as counted:
+        assert any(b"10.0.0.30" in key for key in counted.keys("*cards-limits*"))
