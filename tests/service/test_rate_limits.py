@@ -1,8 +1,8 @@
-"""Rate limits per client address, per seat token and per address in cost units
-(counted in front of Flask): on by default with the documented numbers (the suite's conftest turns them
-off for every other test: RATE_LIMITS=false), a 429 problem with Retry-After over the limit,
-counted in this process without Redis and across gunicorn workers with it, and a limited
-client does not hold up anyone else."""
+"""Rate limits per client address, per seat token and per address in cost units, counted
+in front of Flask: on by default with the documented numbers (the suite's conftest turns
+them off for every other test: RATE_LIMITS=false), a 429 problem with Retry-After over the
+limit, counted in this process without Redis and across gunicorn workers with it, and a
+limited client does not hold up anyone else."""
 
 import http.client
 import threading
