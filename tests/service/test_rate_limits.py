@@ -237,3 +237,17 @@ def test_without_redis_the_limits_count_in_memory_until_it_is_back(
     assert [client.get("/v1/games").status_code for _ in range(4)] == [200] * 3 + [429]
     with redis.Redis.from_url(redis_url) as counted:
         assert any(b"10.0.0.30" in key for key in counted.keys("*cards-limits*"))
+
+
+def test_a_redis_cluster_counts_the_limits(redis_cluster_url):
+    app = limited({"REDIS_URL": redis_cluster_url, "REDIS_CLUSTER": True,
+                   "RATE_LIMIT_ADDRESS": "3/minute"})  # fmt: skip
+    try:
+        client = client_at(app, "10.0.0.40")
+        assert [client.get("/v1/games").status_code for _ in range(4)] == [200] * 3 + [429]
+        # Counted by the cluster, not in memory: another app on it sees the same count.
+        again = client_at(limited({"REDIS_URL": redis_cluster_url, "REDIS_CLUSTER": True,
+                                   "RATE_LIMIT_ADDRESS": "3/minute"}), "10.0.0.40")  # fmt: skip
+        assert again.get("/v1/games").status_code == 429
+    finally:
+        app.extensions["sessions"].close()
