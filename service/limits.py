@@ -20,6 +20,7 @@ from engine.game import games
 from service.auth import bearer_of
 from service.errors import Problem
 from service.logs import Outage
+from service.stateless import PREFIX
 from service.store.redis_store import Target
 
 WSGIApp = Any  # a WSGI callable: (environ, start_response) -> iterable of bytes
@@ -175,7 +176,7 @@ class RateLimits:
         """`app` behind the configured limits; `app` itself when they are off or all empty."""
         if not config["RATE_LIMITS"]:
             return app
-        hints = frozenset(f"/v1/games/{name}/hint" for name in games())
+        hints = frozenset(f"{PREFIX}/{name}/hint" for name in games())
         limited = RateLimits(app, refuse, config, hints)
         return limited if any(limited.limits.values()) else app
 
