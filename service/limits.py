@@ -203,9 +203,8 @@ class RateLimits:
         for scope, key, cost in counted:
             for limit in self.limits[scope]:
                 identifiers = (LIMITS_PREFIX, key, scope)
-                within, counters = self.hit(limit, identifiers, cost)
-                if not within:
-                    reset = counters.get_window_stats(limit, *identifiers).reset_time
+                reset = self.hit(limit, identifiers, cost)
+                if reset is not None:
                     wait = max(1, math.ceil(reset - time.time()))
                     return Problem(
                         429,
@@ -215,25 +214,36 @@ class RateLimits:
                     )
         return None
 
-    def hit(
-        self, limit: RateLimitItem, identifiers: tuple[str, ...], cost: int
-    ) -> tuple[bool, SlidingWindowCounterRateLimiter]:
-        """Count the request against `limit`: whether it is within it, and the counters
-        that counted it (this process's while Redis is out)."""
+    def hit(self, limit: RateLimitItem, identifiers: tuple[str, ...], cost: int) -> float | None:
+        """Count the request against `limit`: None when it is within it, else when the
+        limit's window lets the next one in (epoch seconds). Counted in this process while
+        Redis is out, including when it goes out between the count and the window's read."""
         if self.in_memory is not None and time.monotonic() < self.retry_at:
-            return self.in_memory.hit(limit, *identifiers, cost=cost), self.in_memory
+            return refused_until(self.in_memory, limit, identifiers, cost)
         try:
-            within = self.counters.hit(limit, *identifiers, cost=cost)
+            reset = refused_until(self.counters, limit, identifiers, cost)
         except Exception as error:  # Redis out of reach: count here until the next try
             if self.in_memory is None:
                 raise
             self.outage.failed(error)
             self.retry_at = time.monotonic() + RETRY_SECONDS
-            return self.in_memory.hit(limit, *identifiers, cost=cost), self.in_memory
+            return refused_until(self.in_memory, limit, identifiers, cost)
         if self.retry_at:
             self.retry_at = 0.0
             self.outage.succeeded()
-        return within, self.counters
+        return reset
+
+
+def refused_until(
+    counters: SlidingWindowCounterRateLimiter,
+    limit: RateLimitItem,
+    identifiers: tuple[str, ...],
+    cost: int,
+) -> float | None:
+    """Count a request on `counters`: None within `limit`, else its window's reset time."""
+    if counters.hit(limit, *identifiers, cost=cost):
+        return None
+    return counters.get_window_stats(limit, *identifiers).reset_time
 
 
 def install_rate_limits(app: flask.Flask) -> None:
