@@ -34,6 +34,7 @@ import orjson
 from service import metrics
 from service.errors import invalid
 from service.hosted.webhooks import signature
+from service.logs import Outage
 from service.store import Schedule, SessionStore, StoreUnavailable
 
 log = logging.getLogger("service.webhooks")
@@ -196,6 +197,7 @@ class Deliveries:
         self._slots = threading.BoundedSemaphore(CONCURRENT)
         self._loop: threading.Thread | None = None
         self._every = SCAN_SECONDS  # how often the loop claims from the schedule
+        self.outage = Outage(log, "webhook deliveries")
         self._scanned = float("-inf")  # when this worker last did
 
     @property
@@ -375,8 +377,12 @@ class Deliveries:
             self._wake.clear()
             try:
                 self.deliver_due()
+            except StoreUnavailable as error:  # said once an outage, not once a scan
+                self.outage.failed(error)
             except Exception:  # the loop must outlive any one bad scan
                 log.exception("webhook scan failed")
+            else:
+                self.outage.succeeded()
 
     def close(self) -> None:
         self._stopping.set()

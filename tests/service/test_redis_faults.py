@@ -143,18 +143,20 @@ def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends_per_loop(
     try:
         hosted.hub.started()  # the pub/sub listener runs
         hosted.timers.start(every=0.05)
+        hosted.deliveries.start(every=0.05)
         redis_server.stop()
         # Many failed scans and reconnections, counted, before Redis comes back.
-        wait_until(lambda: hosted.timers.outage.failures >= 20 and hosted.hub.outage.failures >= 3)
+        wait_until(lambda: hosted.timers.outage.failures >= 20 and hosted.hub.outage.failures >= 3
+                   and hosted.deliveries.outage.failures >= 20)  # fmt: skip
         redis_server.start()
-        wait_until(lambda: len(loops_saying(caplog, "reachable again")) == 2)
+        wait_until(lambda: len(loops_saying(caplog, "reachable again")) == 3)
     finally:
         hosted.close()
     by_loop: dict[str, list[str]] = {}
     for record in caplog.records:
         if getattr(record, "loop", None):
             by_loop.setdefault(record.loop, []).append(record.getMessage())
-    assert set(by_loop) == {"turn timers", "live hub"}
+    assert set(by_loop) == {"turn timers", "live hub", "webhook deliveries"}
     for loop, messages in by_loop.items():
         assert len(messages) == 2, (loop, messages)
         assert "Redis unreachable" in messages[0]
