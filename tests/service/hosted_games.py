@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import requests
@@ -102,6 +103,13 @@ def play_turn(hosted: Hosted, turn: int) -> bool:
     return True
 
 
+def errors_logged(log: Path | None, most: int = 10) -> list[str]:
+    """The last error lines of a server's log (a failure's cause, e.g. a 500's traceback)."""
+    if log is None or not log.exists():
+        return []
+    return [line for line in log.read_text().splitlines() if '"level": "ERROR"' in line][-most:]
+
+
 def play_out(hosted: Hosted, turns: int = 5000) -> Hosted:
     for turn in range(turns):
         if not play_turn(hosted, turn):
@@ -145,6 +153,8 @@ class Load:
     )
     played: list[Hosted] = field(default_factory=list)
     failures: list[BaseException] = field(default_factory=list)
+    log: Path | None = None  # the server's, whose errors a failure shows
+
 
     def run(self, fault: Callable[[], float], after_moves: int = 60) -> float:
         """Play every game out, calling `fault` (which returns when it ended) mid-load;
@@ -159,7 +169,7 @@ class Load:
         ended = fault()
         for thread in threads:
             thread.join()
-        assert not self.failures, self.failures
+        assert not self.failures, (self.failures, errors_logged(self.log))
         return ended
 
     def _play(self, hosted: Hosted) -> None:

@@ -172,7 +172,7 @@ def test_a_sentinel_managed_primary_killed_mid_play_loses_nothing_acknowledged(s
             sentinels.wait_for_failover(old)
             return time.monotonic()
 
-        load = Load(served.url, games=4)
+        load = Load(served.url, games=4, log=served.log)
         figures = survived(load, load.run(kill_the_primary), "Sentinel primary SIGKILL")
         assert figures["acknowledged_moves"] > 60
 
@@ -191,7 +191,7 @@ def test_a_cluster_master_killed_mid_play_is_replaced_and_loses_nothing_acknowle
 ):
     settings = {**SERVICE, "REDIS_URL": cluster.url, "REDIS_CLUSTER": "true"}
     with gunicorn(tmp_path / "gunicorn.log", ready="/readyz", **settings) as served:
-        load = Load(served.url, games=6)
+        load = Load(served.url, games=6, log=served.log)
         watched: list = []
 
         def kill_a_master() -> float:

@@ -62,7 +62,7 @@ def test_a_worker_killed_under_load(served):
         os.kill(served.workers()[0], signal.SIGKILL)
         return time.monotonic()
 
-    load = Load(served.url, games=4)
+    load = Load(served.url, games=4, log=served.log)
     figures = survived(load, load.run(kill_a_worker), "worker SIGKILL")
     assert figures["answers_503"] == 0
     assert requests.get(f"{served.url}/readyz", timeout=10).status_code == 200
@@ -75,7 +75,7 @@ def test_redis_stopped_and_restarted_under_load(served, redis_server):
         redis_server.start()
         return time.monotonic()
 
-    load = Load(served.url, games=4)
+    load = Load(served.url, games=4, log=served.log)
     figures = survived(load, load.run(restart_redis), "Redis stop + restart (AOF everysec)")
     assert figures["answers_503"] > 0  # the outage was seen, and answered as one
 
@@ -91,7 +91,7 @@ def test_redis_killed_and_restarted_under_load(served, redis_server):
         redis_server.start()
         return time.monotonic()
 
-    load = Load(served.url, games=4)
+    load = Load(served.url, games=4, log=served.log)
     figures = survived(load, load.run(crash_redis), "Redis SIGKILL + restart (AOF everysec)")
     assert figures["answers_503"] > 0
 
@@ -103,7 +103,7 @@ def test_redis_paused_under_load(served, redis_server):
         redis_server.resume()
         return time.monotonic()
 
-    load = Load(served.url, games=4)
+    load = Load(served.url, games=4, log=served.log)
     figures = survived(load, load.run(pause_redis), "Redis SIGSTOP")
     assert figures["answers_503"] > 0
 
