@@ -269,8 +269,8 @@ class Commits:
         for follower in self.followers:
             follower(facts)
         if mark is not None and self.deliveries is not None:
-            head = change.messages[0] if commit.heads_outbox else None
-            self.deliveries.committed(facts.session_id, mark, head)
+            messages = change.messages if commit.heads_outbox else None
+            self.deliveries.committed(facts.session_id, mark, messages)
         return commit
 
 

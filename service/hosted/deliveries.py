@@ -26,7 +26,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 import orjson
@@ -34,7 +34,7 @@ import orjson
 from service import metrics
 from service.errors import invalid
 from service.hosted.webhooks import signature
-from service.store import Schedule, SessionStore, StoreUnavailable
+from service.store import Schedule, SessionStore, Settle, StoreUnavailable
 
 log = logging.getLogger("service.webhooks")
 
@@ -185,8 +185,8 @@ class Deliveries:
         self.connections = Connections(CONCURRENT)
         self._wake = threading.Event()
         # Sessions committed with messages in this worker: their claim's mark, and the
-        # outbox's head when the commit knows it.
-        self._committed: dict[str, tuple[float, str | None]] = {}
+        # outbox's messages when the commit knows them.
+        self._committed: dict[str, tuple[float, tuple[str, ...] | None]] = {}
         self._committed_lock = threading.Lock()
         # Sessions this worker's loop delivers right now, with the mark of a claim that came
         # meanwhile (None: none): never two deliverers of one session in one worker.
@@ -210,12 +210,12 @@ class Deliveries:
         other worker's scan takes it while this one delivers it; the claim's mark."""
         return at + self.lease
 
-    def committed(self, session_id: str, mark: float, head: str | None) -> None:
+    def committed(self, session_id: str, mark: float, messages: tuple[str, ...] | None) -> None:
         """The commit planned with `mark` was written: this worker's loop delivers its
-        messages at once, off the request's path; `head`: the first of them when they are
-        the first of the outbox."""
+        messages at once, off the request's path; `messages`: the commit's, when they are
+        the whole outbox."""
         with self._committed_lock:
-            self._committed[session_id] = (mark, head)
+            self._committed[session_id] = (mark, messages)
         self._wake.set()
 
     def deliver_due(self) -> int:
@@ -229,57 +229,59 @@ class Deliveries:
                 (session_id, (mark, None))
                 for session_id, mark in self.schedule.claim(self._scanned, self.lease)
             ]
-        for session_id, (mark, head) in claimed:
+        for session_id, (mark, messages) in claimed:
             if self._loop is None:
-                self.deliver(session_id, mark, head)
+                self.deliver(session_id, mark, messages)
                 continue
             with self._active_lock:
                 if session_id in self._active:
                     # This worker delivers it already: it reads the outbox once more (what
-                    # was its head may be sent already).
+                    # the commit wrote may be sent already).
                     self._active[session_id] = mark
                     continue
                 self._active[session_id] = None
             self._slots.acquire()
             worker = threading.Thread(
-                target=self._deliver_freeing, args=(session_id, mark, head), daemon=True
+                target=self._deliver_freeing, args=(session_id, mark, messages), daemon=True
             )
             worker.start()
         return len(claimed)
 
-    def _deliver_freeing(self, session_id: str, mark: float, head: str | None) -> None:
+    def _deliver_freeing(
+        self, session_id: str, mark: float, messages: tuple[str, ...] | None
+    ) -> None:
         try:
             while True:
-                self.deliver(session_id, mark, head)
+                self.deliver(session_id, mark, messages)
                 with self._active_lock:
                     again = self._active.pop(session_id, None)
                     if again is None:
                         return
-                    mark, head, self._active[session_id] = again, None, None
+                    mark, messages, self._active[session_id] = again, None, None
         finally:
             self._slots.release()
 
-    def deliver(self, session_id: str, mark: float, head: str | None = None) -> None:
+    def deliver(self, session_id: str, mark: float, messages: Sequence[str] | None = None) -> None:
         """Send the session's due messages from its head (read from the outbox unless
-        given), then settle its claim: at the head's next attempt; dropped when the outbox
-        was empty; left to run out when it was emptied here. A session that has just moved
-        is likely to move again within the lease, and its commit plans it anew: the drop is
-        then never paid. One that does not is claimed again once the lease runs out, found
-        empty and dropped."""
+        given), a pass at a time, then settle its claim: at the head's next attempt;
+        dropped when the outbox was empty; left to run out when it was emptied here. A
+        session that has just moved is likely to move again within the lease, and its
+        commit plans it anew: the drop is then never paid. One that does not is claimed
+        again once the lease runs out, found empty and dropped."""
         due: float | None = None
         sent = False
         try:
-            if head is None:
-                head = self.store.outbox_head(session_id)
-            while head is not None:
-                message = orjson.loads(head)
-                if message["due"] > self.clock():
-                    due = message["due"]
+            if messages is None:
+                messages = self.store.outbox(session_id)
+            while messages:
+                settle, due = self._pass(session_id, messages)
+                if settle is None:
                     break
-                if self._stopping.is_set():
-                    due = self.clock()
+                sent = True
+                # The settle answers the outbox after it: what commits added meanwhile.
+                (messages,) = self.store.outbox_settle([settle])
+                if due is not None:
                     break
-                head, sent = self._attempt(session_id, head, message), True
             if due is not None or not sent:
                 self.schedule.settle(session_id, mark, due)
         except StoreUnavailable as error:
@@ -287,31 +289,41 @@ class Deliveries:
         except Exception:  # one bad message must not stop the loop; its claim runs out
             log.exception("webhook delivery failed", extra={"session_id": session_id})
 
-    def _attempt(self, session_id: str, head: str, message: dict) -> str | None:
-        """One attempt at the head message: done (delivered or given up) or retried later;
-        the outbox's head after it."""
-        delivered = self._send(message)
-        tries = message["attempts"] + 1
-        if delivered or tries >= self.attempts:
-            outcome = "delivered" if delivered else "given_up"
-            _, head_after = self.store.outbox_settle(session_id, head, None)
+    def _pass(self, session_id: str, messages: Sequence[str]) -> tuple[Settle | None, float | None]:
+        """Send `messages` (the outbox's first ones) in order, up to the first that is not
+        due or that fails: so none is sent before every one before it is done. What to
+        settle (None: nothing was sent), and when the outbox is next due (None: now, or
+        when its next commit says)."""
+        done, last = 0, ""
+        for text in messages:
+            message = orjson.loads(text)
+            if message["due"] > self.clock():
+                due = message["due"]
+                break
+            if self._stopping.is_set():
+                due = self.clock()
+                break
+            delivered = self._send(message)
+            tries = message["attempts"] + 1
+            if not delivered and tries < self.attempts:
+                self._counted("retried")
+                later = self.clock() + self.retry * 2 ** (tries - 1)
+                retry = orjson.dumps({**message, "attempts": tries, "due": later}).decode()
+                return Settle(session_id, done, last, text, retry), later
+            self._counted("delivered" if delivered else "given_up")
+            if not delivered:
+                log.warning(
+                    "webhook message given up",
+                    extra={"session_id": session_id, "attempts": tries},
+                )
+            done, last = done + 1, text
         else:
-            outcome = "retried"
-            later = {
-                **message,
-                "attempts": tries,
-                "due": self.clock() + self.retry * 2 ** (tries - 1),
-            }
-            _, head_after = self.store.outbox_settle(
-                session_id, head, orjson.dumps(later).decode()
-            )
+            due = None
+        return (Settle(session_id, done, last) if done else None), due
+
+    def _counted(self, outcome: str) -> None:
         if self.count:
             metrics.WEBHOOK_DELIVERIES.labels(outcome).inc()
-        if outcome == "given_up":
-            log.warning(
-                "webhook message given up", extra={"session_id": session_id, "attempts": tries}
-            )
-        return head_after
 
     def _send(self, message: dict) -> bool:
         """POST the message once: whether a 2xx came within the timeout. The destination is
@@ -383,5 +395,3 @@ class Deliveries:
         self._wake.set()
         self.schedule.close()
         self.connections.clear()
-
-

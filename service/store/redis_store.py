@@ -34,7 +34,7 @@ its own (its key's digest): it is one key alone. PUBLISH reaches every node of a
 import contextlib
 import functools
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +46,7 @@ from redis.retry import Retry
 from redis.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 
 from service.store.base import (
+    OUTBOX_READ,
     OUTBOX_TTL,
     RECORD_TTL,
     Change,
@@ -54,6 +55,7 @@ from service.store.base import (
     Schedule,
     Session,
     SessionStore,
+    Settle,
     StoreUnavailable,
 )
 
@@ -235,16 +237,26 @@ return redis.call('LRANGE', KEYS[2], ARGV[1], -1)
 """
 )
 
-# KEYS: outbox. ARGV: the head expected, its replacement ('' drops it). Returns {1 if it was
-# the head, else 0; the head after it (nil when the outbox is empty)}: the deliverer goes on
-# from there without reading the outbox again.
+# KEYS: outbox. ARGV: how many messages are done, the last of them ('' for none), the message
+# that failed ('' for none), its replacement, how many to read. Drops the messages through
+# the last done if it is still among the first `done` (else another deliverer settled it),
+# rewrites the head if it is still the one that failed. Returns the outbox's first messages
+# after that: the deliverer goes on from them without reading the outbox again.
 OUTBOX_SETTLE = """
-local settled = 0
-if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
-  settled = 1
-  if ARGV[2] == '' then redis.call('LPOP', KEYS[1]) else redis.call('LSET', KEYS[1], 0, ARGV[2]) end
+local done = tonumber(ARGV[1])
+if done > 0 then
+  local read = redis.call('LRANGE', KEYS[1], 0, done - 1)
+  for i, message in ipairs(read) do
+    if message == ARGV[2] then
+      redis.call('LTRIM', KEYS[1], i, -1)
+      break
+    end
+  end
 end
-return {settled, redis.call('LINDEX', KEYS[1], 0)}
+if ARGV[3] ~= '' and redis.call('LINDEX', KEYS[1], 0) == ARGV[3] then
+  redis.call('LSET', KEYS[1], 0, ARGV[4])
+end
+return redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[5]) - 1)
 """
 
 
@@ -607,17 +619,52 @@ class RedisStore(SessionStore):
             items = self.client.lrange(record_key(session_id), 0, -1)
         return items or None
 
-    def outbox_head(self, session_id: str) -> str | None:
+    def outbox(self, session_id: str) -> list[str]:
         with reachable():
-            return self.client.lindex(outbox_key(session_id), 0)
+            return self.client.lrange(outbox_key(session_id), 0, OUTBOX_READ - 1)
 
-    def outbox_settle(
-        self, session_id: str, head: str, replacement: str | None
-    ) -> tuple[bool, str | None]:
-        settled, *after = self._run(
-            self._outbox_settle, [outbox_key(session_id)], [head, replacement or ""]
-        )
-        return bool(settled), after[0] if after else None
+    def outbox_settle(self, settles: Sequence[Settle]) -> list[list[str]]:
+        """One pipelined round trip for them all (a round trip a node on a cluster: the
+        client groups them by the node of each session's slot). Not followed by WAIT in
+        durable mode: a settle lost in a failover only sends its messages once more."""
+        calls = [
+            (
+                [outbox_key(settle.session_id)],
+                [settle.done, settle.last, settle.failed, settle.retry, OUTBOX_READ],
+            )
+            for settle in settles
+        ]
+        with reachable():
+            return [list(after) for after in self._pipelined(self._outbox_settle, calls)]
+
+    def _pipelined(self, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
+        """`script` on each call's keys and arguments, in one pipeline; the calls a node
+        refused for want of the script (a restarted Redis, a promoted replica) once more
+        after loading it."""
+        replies: list[Any] = [None] * len(calls)
+        left, loaded = list(range(len(calls))), False
+        while True:
+            with self.client.pipeline(transaction=False) as pipe:
+                for index in left:
+                    keys, args = calls[index]
+                    # As a command: a cluster pipeline refuses its `evalsha` method (a script
+                    # may name keys of several slots), yet routes the command by its keys,
+                    # which here share one slot.
+                    pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+                answers = pipe.execute(raise_on_error=False)
+            missing = []
+            for index, answer in zip(left, answers):
+                if isinstance(answer, redis.exceptions.NoScriptError):
+                    missing.append(index)
+                elif isinstance(answer, Exception):
+                    raise answer
+                replies[index] = answer
+            if not missing:
+                return replies
+            if loaded:
+                raise StoreUnavailable("Redis lost its scripts twice in a row")
+            self.client.script_load(script.script)
+            left, loaded = missing, True
 
     def owned(
         self, owner: str, after: tuple[float, str] | None, count: int

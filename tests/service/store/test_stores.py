@@ -17,6 +17,7 @@ from service.store import (
     RedisStore,
     Session,
     SessionStore,
+    Settle,
     StoreUnavailable,
 )
 from tests.redis_server import RedisServer
@@ -291,12 +292,31 @@ def test_webhook_messages_are_written_with_their_plan_and_settled_from_the_head(
     assert store.outbox_schedule.claim(1000.0, 5.0) == [("s1", 1005.0)]
     later = replace(change(1, '["b"]'), messages=('{"m": 3}',), plan=2000.0)
     assert not store.commit("s1", later).heads_outbox  # two messages were waiting
-    assert store.outbox_head("s1") == '{"m": 1}'
-    assert store.outbox_settle("s1", '{"m": 1}', None) == (True, '{"m": 2}')
-    assert store.outbox_settle("s1", '{"m": 1}', None) == (False, '{"m": 2}')  # moved on
-    assert store.outbox_settle("s1", '{"m": 2}', '{"m": 2, "retry": 1}') == (
-        True, '{"m": 2, "retry": 1}',
-    )  # fmt: skip
-    assert store.outbox_settle("s1", '{"m": 2, "retry": 1}', None) == (True, '{"m": 3}')
-    assert store.outbox_settle("s1", '{"m": 3}', None) == (True, None)
-    assert store.outbox_head("s1") is None
+    assert store.outbox("s1") == ['{"m": 1}', '{"m": 2}', '{"m": 3}']
+    # One message done, the next failed and rewritten for its retry; the answer is the
+    # outbox after it.
+    retried = Settle("s1", 1, '{"m": 1}', '{"m": 2}', '{"m": 2, "retry": 1}')
+    assert store.outbox_settle([retried]) == [['{"m": 2, "retry": 1}', '{"m": 3}']]
+    # The same pass settled again (a second deliverer that read what the first did): its
+    # message is not found among the first ones, its failed one is no longer the head.
+    assert store.outbox_settle([retried]) == [['{"m": 2, "retry": 1}', '{"m": 3}']]
+    done = Settle("s1", 2, '{"m": 3}')
+    assert store.outbox_settle([done]) == [[]]
+    assert store.outbox("s1") == []
+
+
+def test_a_settle_drops_only_through_the_last_message_done(store):
+    create(store, session())
+    messages = tuple(f'{{"m": {n}}}' for n in range(5))
+    store.commit("s1", replace(change(0, '["a"]'), messages=messages, plan=1000.0))
+    # Another deliverer settled the first two meanwhile: this one's four done are the first
+    # two of the outbox now, and the fifth stays.
+    assert store.outbox_settle([Settle("s1", 2, messages[1])]) == [list(messages[2:])]
+    assert store.outbox_settle([Settle("s1", 4, messages[3])]) == [[messages[4]]]
+    # Nothing done but a failure: only the head is rewritten, and only while it is the one.
+    assert store.outbox_settle([Settle("s1", 0, "", messages[4], '{"m": 4, "a": 1}')]) == [
+        ['{"m": 4, "a": 1}']
+    ]
+    assert store.outbox_settle([Settle("s1", 0, "", messages[4], '{"m": 4, "a": 9}')]) == [
+        ['{"m": 4, "a": 1}']
+    ]
