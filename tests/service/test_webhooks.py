@@ -5,14 +5,16 @@ address rule for other ranges is judged as a unit, without traffic)."""
 
 import base64
 import ssl
+import threading
 
+import orjson
 import pytest
 import requests
 import trustme
 
 from service import metrics
 from service.errors import Problem
-from service.hosted.deliveries import Connections, Destinations, public
+from service.hosted.deliveries import Connections, Deliveries, Destinations, public
 from service.hosted.webhooks import EVENTS
 from tests.service.webhook_receiver import receiver
 
@@ -296,3 +298,42 @@ def test_https_goes_to_the_address_checked_with_the_certificate_of_the_urls_host
     with pytest.raises(ssl.SSLCertVerificationError):
         elsewhere.request("POST", "/hooks", b"{}", {"Host": "other.example"})
     elsewhere.close()
+
+
+def test_racing_deliverers_send_no_message_before_the_ones_before_it_are_delivered(
+    sessions, clock, hook
+):
+    # Two workers' deliverers hold the same session at once (one's lease ran out mid-send),
+    # the receiver failing now and then: every message still arrives, and none is sent
+    # before every one before it got a 2xx from one of them.
+    created = create(sessions, hook.url)
+    play_to_the_end(sessions, created)
+    store = sessions.store
+    order = [orjson.loads(text)["id"] for text in store.outbox(created["id"])]
+    assert len(order) > 5
+    first = sessions.deliveries
+    second = Deliveries(
+        store, store.outbox_schedule, Destinations("127.0.0.1"), retry=1.0, attempts=10,
+        timeout=5.0, clock=clock,
+    )  # fmt: skip
+    hook.fail_every = 7
+    for _ in range(60):
+        racing = [
+            threading.Thread(target=deliverer.deliver, args=(created["id"], clock.now + 1.0))
+            for deliverer in (first, second)
+        ]
+        for thread in racing:
+            thread.start()
+        for thread in racing:
+            thread.join()
+        if not store.outbox(created["id"]):
+            break
+        clock.now += 600.0
+    second.close()
+    delivered: set[str] = set()
+    for kept in hook.received:
+        sent = kept.headers["webhook-id"]
+        assert set(order[: order.index(sent)]) <= delivered, "sent before one before it"
+        if kept.headers["answered"] == "ok":
+            delivered.add(sent)
+    assert delivered == set(order)
