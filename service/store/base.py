@@ -67,6 +67,10 @@ class Commit:
     # An applied change's messages are the first of the session's webhook outbox: it held
     # none before them (a deliverer then starts from them without reading it).
     heads_outbox: bool = False
+    # An applied change's plan is written (Change.plan): the session is claimed by the
+    # committing worker, which delivers it. Not when the outbox held messages and was
+    # planned already: whoever delivers those finds these after them.
+    claimed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +127,8 @@ class Change:
     ended: str = ""
     # Webhook messages (JSON text) appended to the session's outbox, in version order, and
     # when (epoch seconds) the store's outbox schedule is to look at the session: planned
-    # with the commit, so that a commit is never without the plan that delivers it.
+    # with the commit, so that a commit is never without the plan that delivers it (unless
+    # the session is planned already because its outbox held messages: see Commit.claimed).
     messages: tuple[str, ...] = ()
     plan: float | None = None
 

@@ -77,13 +77,13 @@ class MemoryStore(SessionStore):
             )
             record.batches.extend(change.batches)
             record.history.extend(change.record)
-            heads = False
+            heads = claimed = False
             if change.messages:
                 kept, _ = self._outboxes.get(session_id, ([], 0.0))
                 heads = not kept
                 kept.extend(change.messages)
                 if change.plan is not None:
-                    self.outbox_schedule.plan(session_id, change.plan)
+                    claimed = self.outbox_schedule.plan(session_id, change.plan, not heads)
                 until = time.monotonic() + max(self.ttl, self.outbox_ttl)
                 self._outboxes[session_id] = (kept, until)
             if change.ended:
@@ -91,7 +91,7 @@ class MemoryStore(SessionStore):
                 self._finished[session_id] = (record.history, time.monotonic() + self.record_ttl)
             if change.key is not None and change.answer is not None:
                 record.answers[change.key] = change.answer
-            return Commit(Outcome.APPLIED, version, None, epoch, heads)
+            return Commit(Outcome.APPLIED, version, None, epoch, heads, claimed)
 
     def answer(self, session_id: str, key: str) -> str | None:
         with self._lock:
@@ -233,9 +233,14 @@ class MemorySchedule(Schedule):
         self._due: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def plan(self, session_id: str, deadline: float) -> None:
+    def plan(self, session_id: str, deadline: float, only_new: bool = False) -> bool:
+        """As Schedule.plan; with `only_new`, only a session not planned yet: whether it is
+        planned now."""
         with self._lock:
+            if only_new and session_id in self._due:
+                return False
             self._due[session_id] = deadline
+            return True
 
     def claim(self, now: float, lease: float) -> list[tuple[str, float]]:
         with self._lock:

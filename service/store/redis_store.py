@@ -149,7 +149,10 @@ return redis.call('HGETALL', KEYS[1])
 # entries, outbox ttl ms, the outbox's plan (ms, '' for none: planned by the script when
 # the schedule is a key of its own, i.e. not on a cluster), the session id, then the
 # batches, the record entries and the outbox messages. Returns {outcome, version,
-# epoch[, answer]}, and when applied, how many messages the outbox held before.
+# epoch[, answer]}, and when applied, how many messages the outbox held before and 1 when
+# the script planned the session. An outbox that held messages is planned already (by the
+# commit that wrote its first, or by its deliverer's settle): its plan stays, and the
+# deliverer of those finds these after them (its settle answers them).
 COMMIT = (
     EPOCH
     + EXTEND
@@ -183,10 +186,18 @@ if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
 for i = 23, 22 + batches do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 for i = 23 + batches, 22 + batches + entries do redis.call('RPUSH', KEYS[4], ARGV[i]) end
 local waiting = redis.call('LLEN', KEYS[5])
+local claimed = 0
 for i = 23 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
 if 23 + batches + entries <= #ARGV then
   redis.call('PEXPIRE', KEYS[5], ARGV[20])
-  if KEYS[6] and ARGV[21] ~= '' then redis.call('ZADD', KEYS[6], ARGV[21], ARGV[22]) end
+  if KEYS[6] and ARGV[21] ~= '' then
+    if waiting == 0 then
+      redis.call('ZADD', KEYS[6], ARGV[21], ARGV[22])
+      claimed = 1
+    else
+      claimed = redis.call('ZADD', KEYS[6], 'NX', ARGV[21], ARGV[22])
+    end
+  end
 end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
@@ -197,7 +208,7 @@ if ARGV[16] ~= '' then
 end
 extend(KEYS[4], ARGV[3])
 redis.call('PUBLISH', ARGV[4], version .. ' ' .. ARGV[12])
-return {'applied', version, epoch, waiting}
+return {'applied', version, epoch, waiting, claimed}
 """
 )
 
@@ -589,8 +600,12 @@ class RedisStore(SessionStore):
         reply = self._run(self._commit, keys, args)
         outcome, version, epoch = Outcome(reply[0]), int(reply[1]), int(reply[2])
         answer = reply[3] if outcome is Outcome.REPLAY else None
-        heads = outcome is Outcome.APPLIED and bool(change.messages) and reply[3] == 0
-        return Commit(outcome, version, answer, epoch, heads)
+        applied = outcome is Outcome.APPLIED and bool(change.messages)
+        heads = applied and reply[3] == 0
+        # On a cluster the plan was written above, whatever the outbox held: its worker
+        # delivers it, lest a retry planned sooner wait for this plan.
+        claimed = applied and (self.target.cluster or reply[4] == 1)
+        return Commit(outcome, version, answer, epoch, heads, claimed)
 
     def answer(self, session_id: str, key: str) -> str | None:
         return self._run(self._answer, session_keys(session_id), [key, self.ttl_ms]) or None
