@@ -14,8 +14,9 @@ import trustme
 
 from service import metrics
 from service.errors import Problem
-from service.hosted.deliveries import Connections, Deliveries, Destinations, public
+from service.hosted.deliveries import Connections, Deliveries, Destinations, Settles, public
 from service.hosted.webhooks import EVENTS
+from service.store import Settle
 from tests.service.webhook_receiver import receiver
 
 SHORT = {"preset": "levantine", "target_score": 1}
@@ -337,3 +338,27 @@ def test_racing_deliverers_send_no_message_before_the_ones_before_it_are_deliver
         if kept.headers["answered"] == "ok":
             delivered.add(sent)
     assert delivered == set(order)
+
+
+def test_settles_gathered_meanwhile_are_written_in_one_call_each_answered_its_own(
+    sessions, hook, monkeypatch
+):
+    store = sessions.store
+    ids = [create(sessions, hook.url)["id"] for _ in range(6)]
+    outboxes = {session_id: store.outbox(session_id) for session_id in ids}
+    written: list[int] = []
+    write = store.outbox_settle
+    monkeypatch.setattr(store, "outbox_settle", lambda all: written.append(len(all)) or write(all))
+    settles = Settles(store, every=0.2)
+    answers: dict[str, list[str]] = {}
+
+    def settle(session_id: str) -> None:
+        answers[session_id] = settles.settle(Settle(session_id, 1, outboxes[session_id][0]))
+
+    deliverers = [threading.Thread(target=settle, args=(session_id,)) for session_id in ids]
+    for thread in deliverers:
+        thread.start()
+    for thread in deliverers:
+        thread.join()
+    assert written == [6]
+    assert answers == {session_id: outboxes[session_id][1:] for session_id in ids}
