@@ -19,9 +19,9 @@ before it is done, even when two deliverers hold the same session after a lease 
 (the price is a duplicate, which at-least-once allows; `webhook-id` tells them apart).
 """
 
-import http.client
 import ipaddress
 import logging
+import re
 import socket
 import ssl
 import threading
@@ -41,6 +41,10 @@ log = logging.getLogger("service.webhooks")
 
 MOST_BYTES = 64 * 1024  # of a receiver's answer, read and dropped
 CONCURRENT = 32  # sessions delivered at once by one worker
+# A request's target and Host field are written as the URL has them: anything but visible
+# ASCII there (a space, a control, a non-ASCII letter) could split or bend the request, so
+# such a URL's attempts fail, as http.client refused them.
+UNSAFE = re.compile(r"[^\x21-\x7e]")
 SCAN_SECONDS = 0.5  # how often a worker looks for due messages (a commit wakes it at once)
 # How long a worker gathers its deliverers' settles to write them in one round trip: a
 # Redis call costs a worker more CPU than a POST, and a session that moves in the
@@ -109,48 +113,167 @@ class Destinations:
             raise invalid("webhook.url", why)
 
 
-class PinnedHTTPS(http.client.HTTPSConnection):
-    """HTTPS to the address a destination's check resolved, its certificate checked against
-    the URL's host."""
+class Connection:
+    """One HTTP/1.1 connection to a receiver, kept alive between messages: a request is
+    written whole in one send and its answer read from the socket with a bound on time and
+    size. Plain sockets rather than http.client: its request is two sends (head, then
+    body), and its answer a buffered file and a parse of the head by the email package,
+    which cost a worker more than the POST's own system calls."""
 
-    def __init__(self, address: str, port: int, host: str, timeout: float, tls: ssl.SSLContext):
-        super().__init__(address, port, timeout=timeout, context=tls)
-        self.tls, self.tls_host = tls, host
+    def __init__(self, where: Where, tls: ssl.SSLContext | None) -> None:
+        """To `where` (connected at its first exchange); `tls` checks an https receiver's
+        certificate against the URL's host."""
+        self.where, self.tls = where, tls
+        self.sock: socket.socket | None = None
+        self.answered = False  # some of an answer came on it
 
-    def connect(self) -> None:
-        http.client.HTTPConnection.connect(self)
-        self.sock = self.tls.wrap_socket(self.sock, server_hostname=self.tls_host)
+    def exchange(self, request: bytes, until: float) -> tuple[int, bool]:
+        """Send `request` and read its answer by `until` (monotonic), at most MOST_BYTES:
+        its status, and whether the connection may carry another request. OSError (a
+        timeout included) when the connection failed, ValueError for an answer that is not
+        HTTP/1."""
+        self.answered = False
+        if self.sock is None:
+            scheme, address, port, host = self.where
+            self.sock = socket.create_connection((address, port), timeout=left(until))
+            if scheme == "https":
+                assert self.tls is not None
+                self.sock = self.tls.wrap_socket(self.sock, server_hostname=host)
+        self.sock.settimeout(left(until))
+        self.sock.sendall(request)
+        answer = Reader(self.sock, until)
+        try:
+            status, fields, reusable = answer.head()
+            while 100 <= status < 200:  # an interim answer: the final one follows
+                status, fields, reusable = answer.head()
+        except Enough as error:
+            raise ValueError("an answer's head beyond MOST_BYTES") from error
+        finally:
+            self.answered = answer.read > 0
+        try:
+            if status in (204, 304):
+                pass
+            elif b"transfer-encoding" in fields:
+                if not fields[b"transfer-encoding"].lower().endswith(b"chunked"):
+                    answer.to_the_end()
+                    return status, False
+                answer.chunks()
+            elif b"content-length" in fields:
+                answer.skip(int(fields[b"content-length"]))
+            else:  # the body lasts until the receiver closes
+                answer.to_the_end()
+                return status, False
+        except Enough:
+            return status, False
+        return status, reusable and not answer.buffer
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+
+def left(until: float) -> float:
+    """The time left until `until` (monotonic); TimeoutError when none is."""
+    remaining = until - time.monotonic()
+    if remaining <= 0:
+        raise TimeoutError("no answer in WEBHOOK_TIMEOUT_SECONDS")
+    return remaining
+
+
+class Enough(Exception):
+    """MOST_BYTES of an answer were read: the rest is left unread."""
+
+
+class Reader:
+    """An answer read from a socket: its head parsed, its body read and dropped."""
+
+    def __init__(self, sock: socket.socket, until: float) -> None:
+        self.sock, self.until = sock, until
+        self.buffer = b""
+        self.read = 0  # bytes received in all
+
+    def more(self) -> bool:
+        """Receive what comes next: False at the end of the stream."""
+        if self.read >= MOST_BYTES:
+            raise Enough
+        self.sock.settimeout(left(self.until))
+        data = self.sock.recv(65536)
+        self.read += len(data)
+        self.buffer += data
+        return bool(data)
+
+    def line(self) -> bytes:
+        while (end := self.buffer.find(b"\r\n")) < 0:
+            if not self.more():
+                raise ConnectionError("the receiver closed the connection mid-answer")
+        line, self.buffer = self.buffer[:end], self.buffer[end + 2 :]
+        return line
+
+    def head(self) -> tuple[int, dict[bytes, bytes], bool]:
+        """The status, the header fields (names in lower case) and whether the receiver
+        keeps the connection open after this answer."""
+        version, _, rest = self.line().partition(b" ")
+        if version not in (b"HTTP/1.1", b"HTTP/1.0") or not rest[:3].isdigit():
+            raise ValueError("not an HTTP/1 answer")
+        fields = {}
+        while line := self.line():
+            name, colon, value = line.partition(b":")
+            if not colon:
+                raise ValueError("not a header field")
+            fields[name.strip().lower()] = value.strip()
+        said = fields.get(b"connection", b"").lower()
+        kept = b"close" not in said if version == b"HTTP/1.1" else b"keep-alive" in said
+        return int(rest[:3]), fields, kept
+
+    def skip(self, count: int) -> None:
+        """Drop the next `count` bytes."""
+        if count < 0:
+            raise ValueError("a negative length")
+        while len(self.buffer) < count:
+            count -= len(self.buffer)
+            self.buffer = b""
+            if not self.more():
+                raise ConnectionError("the receiver closed the connection mid-answer")
+        self.buffer = self.buffer[count:]
+
+    def chunks(self) -> None:
+        """Drop a chunked body, its trailer fields included."""
+        while size := int(self.line().split(b";", 1)[0], 16):
+            self.skip(size + 2)
+        while self.line():
+            pass
+
+    def to_the_end(self) -> None:
+        """Drop what comes until the receiver closes."""
+        while self.more():
+            self.buffer = b""
 
 
 class Connections:
-    """Connections to receivers kept alive between messages, by where they go. http.client
-    itself: urllib3's and requests' layers (pools, retries, adapters) cost twice what the
-    POST does, and a delivery must cost a small part of a move."""
+    """Connections to receivers kept alive between messages, by where they go."""
 
     def __init__(self, most: int, tls: ssl.SSLContext | None = None) -> None:
         """`tls` checks receivers' certificates: the system's trust store unless given."""
         self.most = most  # idle ones kept per destination
-        self._idle: dict[Where, list[http.client.HTTPConnection]] = {}
+        self._idle: dict[Where, list[Connection]] = {}
         self._lock = threading.Lock()
         self._tls = tls
 
-    def take(self, where: Where, timeout: float) -> tuple[http.client.HTTPConnection, bool]:
+    def take(self, where: Where) -> tuple[Connection, bool]:
         """A connection to `where`: an idle one (True) or a new one (False)."""
         with self._lock:
             idle = self._idle.get(where)
             if idle:
                 return idle.pop(), True
-        return self.new(where, timeout), False
+        return self.new(where), False
 
-    def new(self, where: Where, timeout: float) -> http.client.HTTPConnection:
-        scheme, address, port, host = where
-        if scheme == "http":
-            return http.client.HTTPConnection(address, port, timeout=timeout)
-        if self._tls is None:
+    def new(self, where: Where) -> Connection:
+        if where[0] == "https" and self._tls is None:
             self._tls = ssl.create_default_context()
-        return PinnedHTTPS(address, port, host, timeout, self._tls)
+        return Connection(where, self._tls)
 
-    def give(self, where: Where, connection: http.client.HTTPConnection) -> None:
+    def give(self, where: Where, connection: Connection) -> None:
         """Keep `connection` (its answer read to the end) for the next message to `where`."""
         with self._lock:
             idle = self._idle.setdefault(where, [])
@@ -395,43 +518,40 @@ class Deliveries:
         if where is None:
             return False
         parts = urlsplit(message["url"])
+        host = parts.netloc.rpartition("@")[2]
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        if UNSAFE.search(host) or UNSAFE.search(target):
+            return False  # it could not be written as one request line and one Host field
         body = message["body"].encode()
         stamp = int(time.time())  # the attempt's own time, as receivers check it
-        headers = {
-            "Host": parts.netloc.rpartition("@")[2],
-            "Content-Type": "application/json",
-            "webhook-id": message["id"],
-            "webhook-timestamp": str(stamp),
-            "webhook-signature": signature(message["secret"], message["id"], stamp, body),
-        }
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        head = (
+            f"POST {target} HTTP/1.1\r\nHost: {host}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            f"webhook-id: {message['id']}\r\nwebhook-timestamp: {stamp}\r\n"
+            f"webhook-signature: {signature(message['secret'], message['id'], stamp, body)}"
+            "\r\n\r\n"
+        )
+        request = head.encode() + body
         until = time.monotonic() + self.timeout
-        connection, kept = self.connections.take(where, self.timeout)
+        connection, kept = self.connections.take(where)
         while True:
             try:
-                connection.request("POST", target, body, headers)
-                answer = connection.getresponse()
+                status, reusable = connection.exchange(request, until)
                 break
-            except (OSError, http.client.HTTPException):
+            except OSError:
                 connection.close()
-                if not kept or time.monotonic() > until:
+                if not kept or connection.answered or time.monotonic() > until:
                     return False
                 # A kept connection that the receiver closed meanwhile: once more, anew.
-                connection, kept = self.connections.new(where, self.timeout), False
-        read = 0
-        try:
-            while chunk := answer.read(8192):
-                read += len(chunk)
-                if read >= MOST_BYTES or time.monotonic() > until:
-                    break
-        except (OSError, http.client.HTTPException):
-            connection.close()
-            return False
-        if answer.isclosed() and not answer.will_close:
+                connection, kept = self.connections.new(where), False
+            except ValueError:
+                connection.close()
+                return False
+        if reusable:
             self.connections.give(where, connection)
         else:  # an answer left unread, or the receiver's last one on this connection
             connection.close()
-        return 200 <= answer.status < 300 and time.monotonic() <= until
+        return 200 <= status < 300 and time.monotonic() <= until
 
     def start(self, every: float = SCAN_SECONDS) -> None:
         """Deliver in the background of this process (a thread, a greenlet under gevent)."""

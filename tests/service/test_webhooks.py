@@ -4,8 +4,12 @@ in-process store, a real Redis and a real Redis Cluster; every address is on loo
 address rule for other ranges is judged as a unit, without traffic)."""
 
 import base64
+import socket
 import ssl
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import orjson
 import pytest
@@ -14,7 +18,14 @@ import trustme
 
 from service import metrics
 from service.errors import Problem
-from service.hosted.deliveries import Connections, Deliveries, Destinations, Settles, public
+from service.hosted.deliveries import (
+    Connections,
+    Deliveries,
+    Destinations,
+    Settles,
+    Where,
+    public,
+)
 from service.hosted.webhooks import EVENTS
 from service.store import Settle
 from tests.service.webhook_receiver import receiver
@@ -291,14 +302,18 @@ def test_https_goes_to_the_address_checked_with_the_certificate_of_the_urls_host
     connections = Connections(2, client_context)
     # Connected to the address a destination's check resolved, the certificate checked
     # against the URL's host: no lookup of hooks.example is ever made.
-    trusted = connections.new(("https", "127.0.0.1", port, "hooks.example"), 5.0)
-    trusted.request("POST", "/hooks", b"{}", {"Host": "hooks.example"})
-    assert trusted.getresponse().status == 204
+    trusted = connections.new(("https", "127.0.0.1", port, "hooks.example"))
+    assert trusted.exchange(post("hooks.example"), time.monotonic() + 5) == (204, True)
     trusted.close()
-    elsewhere = connections.new(("https", "127.0.0.1", port, "other.example"), 5.0)
+    elsewhere = connections.new(("https", "127.0.0.1", port, "other.example"))
     with pytest.raises(ssl.SSLCertVerificationError):
-        elsewhere.request("POST", "/hooks", b"{}", {"Host": "other.example"})
+        elsewhere.exchange(post("other.example"), time.monotonic() + 5)
     elsewhere.close()
+    assert [kept.headers["host"] for kept in got.received] == ["hooks.example"]
+
+
+def post(host: str) -> bytes:
+    return f"POST /hooks HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\n\r\n{{}}".encode()
 
 
 def test_racing_deliverers_send_no_message_before_the_ones_before_it_are_delivered(
@@ -362,3 +377,71 @@ def test_settles_gathered_meanwhile_are_written_in_one_call_each_answered_its_ow
         thread.join()
     assert written == [6]
     assert answers == {session_id: outboxes[session_id][1:] for session_id in ids}
+
+
+@contextmanager
+def answering(answer: bytes | None, close: bool = False) -> Iterator[Where]:
+    """A receiver on loopback that reads one request and writes `answer` as it is (None:
+    nothing), then closes the connection when told to; where it listens."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += connection.recv(65536)
+            if answer is not None:
+                connection.sendall(answer)
+            if close or answer is None:
+                connection.shutdown(socket.SHUT_WR)
+            time.sleep(2.0)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield ("http", "127.0.0.1", listener.getsockname()[1], "127.0.0.1")
+    finally:
+        listener.close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "close", "expected"),
+    [(b"HTTP/1.1 204 No Content\r\n\r\n", False, (204, True)),
+     (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", False, (200, True)),
+     (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\n0\r\n"
+      b"X-Trailer: 1\r\n\r\n", False, (200, True)),
+     (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n",
+      False, (202, True)),
+     (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", False, (200, False)),
+     (b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", False, (200, False)),
+     (b"HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n", False,
+      (302, True)),
+     (b"HTTP/1.1 200 OK\r\n\r\nuntil the receiver closes", True, (200, False)),
+     # At most MOST_BYTES of an answer are read: the rest is left, and the connection.
+     (b"HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n" + b"x" * 200000, False,
+      (200, False))],
+)  # fmt: skip
+def test_an_answer_is_read_as_http_frames_it_and_says_if_the_connection_goes_on(
+    answer, close, expected
+):
+    with answering(answer, close) as where:
+        connection = Connections(1).new(where)
+        assert connection.exchange(post("127.0.0.1"), time.monotonic() + 5) == expected
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [(b"SSH-2.0-OpenSSH_9.6\r\n\r\n", ValueError),  # not HTTP
+     (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", ConnectionError),  # cut short
+     (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n", TimeoutError),  # a head never ended
+     (None, ConnectionError)],  # closed without an answer
+)  # fmt: skip
+def test_an_answer_that_is_not_whole_http_within_the_bound_fails(answer, error):
+    with answering(answer, close=answer is not None and b"short" in answer) as where:
+        connection = Connections(1).new(where)
+        started = time.monotonic()
+        with pytest.raises(error):
+            connection.exchange(post("127.0.0.1"), time.monotonic() + 0.5)
+        assert time.monotonic() - started < 1.5
+        connection.close()
