@@ -3,20 +3,29 @@ version order per session, with exponential backoff, to public addresses only.
 
 The outbox of a session (its messages, written by the commit that caused them) is the
 truth; the store's outbox schedule (the timers' kind: `cards:{webhooks}:due` on Redis) says
-where to look. A commit with messages plans its session there with them, in the same
-script (on a cluster, whose scripts keep to one slot, just before it), already claimed by
-its own worker for a lease: a worker dying right after the commit leaves it planned, and
-another finds it a lease later. The commit then hands the session to its worker's loop,
-with the outbox's head when the outbox held nothing before. Every loop also claims the due
-sessions from the schedule every SCAN_SECONDS, with a lease (a worker that dies holding one
-delays them by the lease, no more). A deliverer sends a session's messages from its head,
-on connections kept alive per destination, and settles its claim at the head's next
-attempt, drops it when the outbox was empty, or leaves it to run out when it emptied it.
+where to look. A commit with messages into an empty outbox plans its session there with
+them, in the same script (on a cluster, whose scripts keep to one slot, just before it),
+already claimed by its own worker for a lease: a worker dying right after the commit leaves
+it planned, and another finds it a lease later. The commit then hands the session to its
+worker's loop with its messages, the whole outbox. A commit into an outbox that held
+messages leaves the session's plan as it is (the commit of the first planned it, or its
+deliverer's settle did) and hands nothing over: whoever delivers those finds these after
+them. Every loop also claims the due sessions from the schedule every SCAN_SECONDS, with a
+lease (a worker that dies holding one delays them by the lease, no more).
 
-A message is sent only while it is the outbox's head, and the head goes only once it was
-delivered or given up (a compare on its whole text): so no message is sent before the one
-before it is done, even when two deliverers hold the same session after a lease ran out
-(the price is a duplicate, which at-least-once allows; `webhook-id` tells them apart).
+A deliverer reads the outbox (OUTBOX_READ messages at most) and sends them in order, on
+connections kept alive per destination, up to the first that is not due or that fails;
+then it settles what it did. A worker gathers its deliverers' settles for SETTLE_SECONDS
+and writes them in one round trip; each settle answers the outbox after it, so that what
+was committed meanwhile is sent next without a read of its own. Done, the deliverer
+settles its claim at the head's next attempt, drops it when the outbox was empty, or
+leaves it to run out when it emptied it.
+
+A settle drops only the messages its pass is done with (delivered or given up: through the
+last one, found by its whole text among the first) and rewrites the failed one for its
+retry only while it is still the head. So no message is sent before every one before it
+is done, even when two deliverers hold the same session after a lease ran out (the price is
+a duplicate, which at-least-once allows; `webhook-id` tells them apart).
 """
 
 import ipaddress

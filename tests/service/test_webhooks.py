@@ -17,6 +17,7 @@ import requests
 import trustme
 
 from service import metrics
+from service.config import load_config
 from service.errors import Problem
 from service.hosted.deliveries import (
     Connections,
@@ -26,8 +27,10 @@ from service.hosted.deliveries import (
     Where,
     public,
 )
+from service.hosted.sessions import open_sessions
 from service.hosted.webhooks import EVENTS
 from service.store import Settle
+from tests.redis_server import RedisServer
 from tests.service.webhook_receiver import receiver
 
 SHORT = {"preset": "levantine", "target_score": 1}
@@ -445,3 +448,32 @@ def test_an_answer_that_is_not_whole_http_within_the_bound_fails(answer, error):
             connection.exchange(post("127.0.0.1"), time.monotonic() + 0.5)
         assert time.monotonic() - started < 1.5
         connection.close()
+
+
+def test_a_redis_restarted_mid_match_loses_no_message_and_keeps_their_order(tmp_path, clock, hook):
+    # Restarted from its append-only file: its scripts are gone and every pooled connection
+    # is dead; the deliverers load the scripts again and deliver every message in order.
+    with RedisServer(tmp_path, appendonly="yes") as server:
+        config = load_config(
+            {**HOSTED_CONFIG, "REDIS_URL": server.url, "CLIENT_SEEDS": True}, environ={}
+        )
+        sessions = open_sessions(config, clock)
+        try:
+            created = create(sessions, hook.url)
+            token = bearer(created["seats"][0]["token"])
+            for _ in range(3):
+                answer = sessions.read(created["id"], token)
+                move = {"move": answer["moves"][0], "version": answer["version"]}
+                sessions.move(created["id"], token, lambda m=move: m, None)
+                sessions.deliveries.deliver_due()
+                server.stop()
+                server.start()
+            play_to_the_end(sessions, created)
+            drain(sessions, clock)
+        finally:
+            sessions.close()
+    delivered = hook.delivered()
+    versions = [message["data"]["version"] for message in delivered]
+    assert versions[0] == 0 and versions == sorted(versions)
+    assert delivered[-1]["type"] == "session.match_end"
+    assert len(delivered) == len({kept.headers["webhook-id"] for kept in hook.received})
