@@ -10,12 +10,15 @@ Standard Webhooks library; this one only keeps when each message arrived). Clien
 play human-against-bot Basra sessions as fast as the server answers, in windows alternating
 between sessions created with a webhook (every message: turn and match end) and without one,
 so that a change in the machine's load weighs on both alike. Prints moves/s and move p50/p99
-of both, their ratio (target: with webhooks >= 0.9 x without), and the delivery latency
-p50/p99 from the commit (the message's `timestamp`) to its arrival at the receiver. Then
+of both, their ratio (target: with webhooks >= 0.9 x without), the service's CPU time per
+move with and without (its workers' and Redis', from /proc: on a shared machine a steadier
+figure than the ratio, which other jobs' load sways), and the delivery latency p50/p99
+from the commit (the message's `timestamp`) to its arrival at the receiver. Then
 plays a few whole matches of each game and prints a finished record's size in bytes per move.
 """
 
 import argparse
+import os
 import socketserver
 import statistics
 import subprocess
@@ -121,6 +124,15 @@ def window(base: str, url: str | None, seconds: float, games: int) -> tuple[int,
     return sum(counts), latencies
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """The CPU time (user and system) these processes have used so far, from /proc (Linux)."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def record_size(base: str, game: str, matches: int) -> float:
     """Bytes per move of finished records of `game` (human against a greedy bot)."""
     sizes, moves = 0, 0
@@ -161,15 +173,18 @@ def main() -> None:
             REDIS_URL=redis.url, LOG_LEVEL="warning", WEBHOOK_HOSTS="127.0.0.1",
         ) as served:  # fmt: skip
             totals = {"on": [0, 0.0, []], "off": [0, 0.0, []]}
+            service = [*served.workers(), redis.pid]
+            spent = {"on": 0.0, "off": 0.0}
             for number in range(args.windows):
                 side = "on" if number % 2 == 0 else "off"
-                started = time.monotonic()
+                started, used = time.monotonic(), cpu_seconds(service)
                 moves, latencies = window(
                     served.url, url if side == "on" else None, args.seconds, args.games
                 )
                 totals[side][0] += moves
                 totals[side][1] += time.monotonic() - started
                 totals[side][2] += latencies
+                spent[side] += cpu_seconds(service) - used
             time.sleep(2.0)  # the last window's messages arrive
             sizes = {game: record_size(served.url, game, 3) for game in SHORT}
         hook.terminate()
@@ -184,6 +199,9 @@ def main() -> None:
         print(f"webhooks {side}: {rate[side]:.0f} moves/s, move p50 "
               f"{percentile(latencies, 0.5) * 1000:.1f} ms, p99 "
               f"{percentile(latencies, 0.99) * 1000:.1f} ms")  # fmt: skip
+    per_move = {side: spent[side] / max(1, totals[side][0]) * 1e6 for side in spent}
+    print(f"service CPU per move (workers and Redis): on {per_move['on']:.0f} us, off "
+          f"{per_move['off']:.0f} us, on/off {per_move['on'] / per_move['off']:.2f}")  # fmt: skip
     print(f"deliveries: {len(delays)} messages, commit -> receiver p50 "
           f"{percentile(delays, 0.5) * 1000:.1f} ms, p99 {percentile(delays, 0.99) * 1000:.1f} ms, "
           f"mean {statistics.fmean(delays) * 1000 if delays else float('nan'):.1f} ms")  # fmt: skip

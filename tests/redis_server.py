@@ -70,6 +70,12 @@ class RedisServer:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
+    @property
+    def pid(self) -> int:
+        """The running server's process id."""
+        assert self._process is not None, "not started"
+        return self._process.pid
+
     def start(self) -> None:
         if self.running:
             return

@@ -237,7 +237,9 @@ class Commits:
         deliveries: Deliveries | None = None,
     ) -> None:
         """`deliveries` deliver webhook messages: a commit with messages plans its session
-        there before it is written, and hands it to them once it is."""
+        there as it is written, and hands it to them once it is when the plan is its
+        worker's claim (not when the outbox held messages: their deliverer goes on to
+        these)."""
         self.clock = clock
         self.deliveries = deliveries
         self.store = store
@@ -268,9 +270,9 @@ class Commits:
         self.recent.put(facts.after)
         for follower in self.followers:
             follower(facts)
-        if mark is not None and self.deliveries is not None:
-            head = change.messages[0] if commit.heads_outbox else None
-            self.deliveries.committed(facts.session_id, mark, head)
+        if mark is not None and self.deliveries is not None and commit.claimed:
+            messages = change.messages if commit.heads_outbox else None
+            self.deliveries.committed(facts.session_id, mark, messages)
         return commit
 
 

@@ -12,6 +12,7 @@ from service.store.base import (
     Schedule,
     Session,
     SessionStore,
+    Settle,
     StoreUnavailable,
 )
 from service.store.memory import MemorySchedule, MemoryStore
@@ -29,6 +30,7 @@ __all__ = [
     "Schedule",
     "Session",
     "SessionStore",
+    "Settle",
     "StoreUnavailable",
     "open_store",
 ]

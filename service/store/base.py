@@ -19,7 +19,7 @@ text, so neither can a metric.
 import functools
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -67,6 +67,25 @@ class Commit:
     # An applied change's messages are the first of the session's webhook outbox: it held
     # none before them (a deliverer then starts from them without reading it).
     heads_outbox: bool = False
+    # An applied change's plan is written (Change.plan): the session is claimed by the
+    # committing worker, which delivers it. Not when the outbox held messages and was
+    # planned already: whoever delivers those finds these after them.
+    claimed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Settle:
+    """What a deliverer's pass over a session's outbox did, to be written: how many of the
+    messages it read from the head are done (delivered or given up), and the rewrite of the
+    one after them that failed, for its next attempt. A compare on the messages' text: what
+    another deliverer settled meanwhile is not settled twice, and a message is never dropped
+    unless this pass (or another) is done with it."""
+
+    session_id: str
+    done: int = 0
+    last: str = ""  # the last message done, as read (found again within the first `done`)
+    failed: str = ""  # the message that failed, as read ('' when none did)
+    retry: str = ""  # its replacement: the same message with its next attempt's time
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +127,8 @@ class Change:
     ended: str = ""
     # Webhook messages (JSON text) appended to the session's outbox, in version order, and
     # when (epoch seconds) the store's outbox schedule is to look at the session: planned
-    # with the commit, so that a commit is never without the plan that delivers it.
+    # with the commit, so that a commit is never without the plan that delivers it (unless
+    # the session is planned already because its outbox held messages: see Commit.claimed).
     messages: tuple[str, ...] = ()
     plan: float | None = None
 
@@ -128,8 +148,8 @@ MEASURED: dict[str, Callable[[Any], str]] = {
     "delete": gone_or_ok,
     "exists": gone_or_ok,
     "record": gone_or_ok,
-    "outbox_head": lambda head: "empty" if head is None else "ok",
-    "outbox_settle": lambda settled: "ok" if settled[0] else "moved",
+    "outbox": lambda messages: "ok" if messages else "empty",
+    "outbox_settle": lambda _: "ok",
     "owned": lambda _: "ok",
     "peek": lambda _: "ok",
 }
@@ -159,6 +179,9 @@ def measured(operation: str, call: Callable[..., Any]) -> Callable[..., Any]:
 
 RECORD_TTL = 30 * 86400.0  # RECORD_TTL_SECONDS' default
 OUTBOX_TTL = 86400.0  # an undelivered webhook message is dropped no sooner than this
+# The most messages of an outbox read at once: a receiver that was down for long leaves
+# thousands, and a pass sends them a read at a time.
+OUTBOX_READ = 100
 
 
 class SessionStore(ABC):
@@ -225,15 +248,14 @@ class SessionStore(ABC):
         (never was, expired with an unfinished session, or kept past record_ttl)."""
 
     @abstractmethod
-    def outbox_head(self, session_id: str) -> str | None:
-        """The first webhook message of the session's outbox, None when it is empty."""
+    def outbox(self, session_id: str) -> list[str]:
+        """The first OUTBOX_READ webhook messages of the session's outbox, in order."""
 
     @abstractmethod
-    def outbox_settle(
-        self, session_id: str, head: str, replacement: str | None
-    ) -> tuple[bool, str | None]:
-        """Drop the outbox's first message (`replacement` None) or replace it, if it is still
-        `head`: whether it was, and the outbox's first message after that (None: empty)."""
+    def outbox_settle(self, settles: Sequence[Settle]) -> list[list[str]]:
+        """Write each settle: drop its session's first messages through `last` if `last` is
+        still among the first `done`, then rewrite the head to `retry` if it is still
+        `failed`. For each, the session's outbox after it, as `outbox` reads it."""
 
     @abstractmethod
     def owned(

@@ -7,9 +7,11 @@ never rolled back, so their epoch stays what it was created with.
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from service.store.base import (
+    OUTBOX_READ,
     OUTBOX_TTL,
     RECORD_TTL,
     Change,
@@ -18,6 +20,7 @@ from service.store.base import (
     Schedule,
     Session,
     SessionStore,
+    Settle,
 )
 
 
@@ -74,13 +77,13 @@ class MemoryStore(SessionStore):
             )
             record.batches.extend(change.batches)
             record.history.extend(change.record)
-            heads = False
+            heads = claimed = False
             if change.messages:
                 kept, _ = self._outboxes.get(session_id, ([], 0.0))
                 heads = not kept
                 kept.extend(change.messages)
                 if change.plan is not None:
-                    self.outbox_schedule.plan(session_id, change.plan)
+                    claimed = self.outbox_schedule.plan(session_id, change.plan, not heads)
                 until = time.monotonic() + max(self.ttl, self.outbox_ttl)
                 self._outboxes[session_id] = (kept, until)
             if change.ended:
@@ -88,7 +91,7 @@ class MemoryStore(SessionStore):
                 self._finished[session_id] = (record.history, time.monotonic() + self.record_ttl)
             if change.key is not None and change.answer is not None:
                 record.answers[change.key] = change.answer
-            return Commit(Outcome.APPLIED, version, None, epoch, heads)
+            return Commit(Outcome.APPLIED, version, None, epoch, heads, claimed)
 
     def answer(self, session_id: str, key: str) -> str | None:
         with self._lock:
@@ -132,24 +135,25 @@ class MemoryStore(SessionStore):
             items, until = self._finished.get(session_id, ([], 0.0))
             return list(items) if until > time.monotonic() else None
 
-    def outbox_head(self, session_id: str) -> str | None:
+    def outbox(self, session_id: str) -> list[str]:
         with self._lock:
             kept, until = self._outboxes.get(session_id, ([], 0.0))
-            return kept[0] if kept and until > time.monotonic() else None
+            return kept[:OUTBOX_READ] if until > time.monotonic() else []
 
-    def outbox_settle(
-        self, session_id: str, head: str, replacement: str | None
-    ) -> tuple[bool, str | None]:
+    def outbox_settle(self, settles: Sequence[Settle]) -> list[list[str]]:
         with self._lock:
-            kept, _ = self._outboxes.get(session_id, ([], 0.0))
-            settled = bool(kept) and kept[0] == head
-            if settled and replacement is None:
-                kept.pop(0)
-            elif settled:
-                kept[0] = replacement
-            if not kept:
-                self._outboxes.pop(session_id, None)
-            return settled, kept[0] if kept else None
+            return [self._settled(settle) for settle in settles]
+
+    def _settled(self, settle: Settle) -> list[str]:
+        kept, _ = self._outboxes.get(settle.session_id, ([], 0.0))
+        read = kept[: settle.done]
+        if settle.last in read:  # else another deliverer has settled it already
+            del kept[: read.index(settle.last) + 1]
+        if settle.failed and kept and kept[0] == settle.failed:
+            kept[0] = settle.retry
+        if not kept:
+            self._outboxes.pop(settle.session_id, None)
+        return kept[:OUTBOX_READ]
 
     def owned(
         self, owner: str, after: tuple[float, str] | None, count: int
@@ -229,9 +233,14 @@ class MemorySchedule(Schedule):
         self._due: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def plan(self, session_id: str, deadline: float) -> None:
+    def plan(self, session_id: str, deadline: float, only_new: bool = False) -> bool:
+        """As Schedule.plan; with `only_new`, only a session not planned yet: whether it is
+        planned now."""
         with self._lock:
+            if only_new and session_id in self._due:
+                return False
             self._due[session_id] = deadline
+            return True
 
     def claim(self, now: float, lease: float) -> list[tuple[str, float]]:
         with self._lock:

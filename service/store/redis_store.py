@@ -34,7 +34,7 @@ its own (its key's digest): it is one key alone. PUBLISH reaches every node of a
 import contextlib
 import functools
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +46,7 @@ from redis.retry import Retry
 from redis.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 
 from service.store.base import (
+    OUTBOX_READ,
     OUTBOX_TTL,
     RECORD_TTL,
     Change,
@@ -54,6 +55,7 @@ from service.store.base import (
     Schedule,
     Session,
     SessionStore,
+    Settle,
     StoreUnavailable,
 )
 
@@ -147,7 +149,10 @@ return redis.call('HGETALL', KEYS[1])
 # entries, outbox ttl ms, the outbox's plan (ms, '' for none: planned by the script when
 # the schedule is a key of its own, i.e. not on a cluster), the session id, then the
 # batches, the record entries and the outbox messages. Returns {outcome, version,
-# epoch[, answer]}, and when applied, how many messages the outbox held before.
+# epoch[, answer]}, and when applied, how many messages the outbox held before and 1 when
+# the script planned the session. An outbox that held messages is planned already (by the
+# commit that wrote its first, or by its deliverer's settle): its plan stays, and the
+# deliverer of those finds these after them (its settle answers them).
 COMMIT = (
     EPOCH
     + EXTEND
@@ -181,10 +186,18 @@ if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
 for i = 23, 22 + batches do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 for i = 23 + batches, 22 + batches + entries do redis.call('RPUSH', KEYS[4], ARGV[i]) end
 local waiting = redis.call('LLEN', KEYS[5])
+local claimed = 0
 for i = 23 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
 if 23 + batches + entries <= #ARGV then
   redis.call('PEXPIRE', KEYS[5], ARGV[20])
-  if KEYS[6] and ARGV[21] ~= '' then redis.call('ZADD', KEYS[6], ARGV[21], ARGV[22]) end
+  if KEYS[6] and ARGV[21] ~= '' then
+    if waiting == 0 then
+      redis.call('ZADD', KEYS[6], ARGV[21], ARGV[22])
+      claimed = 1
+    else
+      claimed = redis.call('ZADD', KEYS[6], 'NX', ARGV[21], ARGV[22])
+    end
+  end
 end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
@@ -195,7 +208,7 @@ if ARGV[16] ~= '' then
 end
 extend(KEYS[4], ARGV[3])
 redis.call('PUBLISH', ARGV[4], version .. ' ' .. ARGV[12])
-return {'applied', version, epoch, waiting}
+return {'applied', version, epoch, waiting, claimed}
 """
 )
 
@@ -235,16 +248,26 @@ return redis.call('LRANGE', KEYS[2], ARGV[1], -1)
 """
 )
 
-# KEYS: outbox. ARGV: the head expected, its replacement ('' drops it). Returns {1 if it was
-# the head, else 0; the head after it (nil when the outbox is empty)}: the deliverer goes on
-# from there without reading the outbox again.
+# KEYS: outbox. ARGV: how many messages are done, the last of them ('' for none), the message
+# that failed ('' for none), its replacement, how many to read. Drops the messages through
+# the last done if it is still among the first `done` (else another deliverer settled it),
+# rewrites the head if it is still the one that failed. Returns the outbox's first messages
+# after that: the deliverer goes on from them without reading the outbox again.
 OUTBOX_SETTLE = """
-local settled = 0
-if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
-  settled = 1
-  if ARGV[2] == '' then redis.call('LPOP', KEYS[1]) else redis.call('LSET', KEYS[1], 0, ARGV[2]) end
+local done = tonumber(ARGV[1])
+if done > 0 then
+  local read = redis.call('LRANGE', KEYS[1], 0, done - 1)
+  for i, message in ipairs(read) do
+    if message == ARGV[2] then
+      redis.call('LTRIM', KEYS[1], i, -1)
+      break
+    end
+  end
 end
-return {settled, redis.call('LINDEX', KEYS[1], 0)}
+if ARGV[3] ~= '' and redis.call('LINDEX', KEYS[1], 0) == ARGV[3] then
+  redis.call('LSET', KEYS[1], 0, ARGV[4])
+end
+return redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[5]) - 1)
 """
 
 
@@ -577,8 +600,12 @@ class RedisStore(SessionStore):
         reply = self._run(self._commit, keys, args)
         outcome, version, epoch = Outcome(reply[0]), int(reply[1]), int(reply[2])
         answer = reply[3] if outcome is Outcome.REPLAY else None
-        heads = outcome is Outcome.APPLIED and bool(change.messages) and reply[3] == 0
-        return Commit(outcome, version, answer, epoch, heads)
+        applied = outcome is Outcome.APPLIED and bool(change.messages)
+        heads = applied and reply[3] == 0
+        # On a cluster the plan was written above, whatever the outbox held: its worker
+        # delivers it, lest a retry planned sooner wait for this plan.
+        claimed = applied and (self.target.cluster or reply[4] == 1)
+        return Commit(outcome, version, answer, epoch, heads, claimed)
 
     def answer(self, session_id: str, key: str) -> str | None:
         return self._run(self._answer, session_keys(session_id), [key, self.ttl_ms]) or None
@@ -607,17 +634,52 @@ class RedisStore(SessionStore):
             items = self.client.lrange(record_key(session_id), 0, -1)
         return items or None
 
-    def outbox_head(self, session_id: str) -> str | None:
+    def outbox(self, session_id: str) -> list[str]:
         with reachable():
-            return self.client.lindex(outbox_key(session_id), 0)
+            return self.client.lrange(outbox_key(session_id), 0, OUTBOX_READ - 1)
 
-    def outbox_settle(
-        self, session_id: str, head: str, replacement: str | None
-    ) -> tuple[bool, str | None]:
-        settled, *after = self._run(
-            self._outbox_settle, [outbox_key(session_id)], [head, replacement or ""]
-        )
-        return bool(settled), after[0] if after else None
+    def outbox_settle(self, settles: Sequence[Settle]) -> list[list[str]]:
+        """One pipelined round trip for them all (a round trip a node on a cluster: the
+        client groups them by the node of each session's slot). Not followed by WAIT in
+        durable mode: a settle lost in a failover only sends its messages once more."""
+        calls = [
+            (
+                [outbox_key(settle.session_id)],
+                [settle.done, settle.last, settle.failed, settle.retry, OUTBOX_READ],
+            )
+            for settle in settles
+        ]
+        with reachable():
+            return [list(after) for after in self._pipelined(self._outbox_settle, calls)]
+
+    def _pipelined(self, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
+        """`script` on each call's keys and arguments, in one pipeline; the calls a node
+        refused for want of the script (a restarted Redis, a promoted replica) once more
+        after loading it."""
+        replies: list[Any] = [None] * len(calls)
+        left, loaded = list(range(len(calls))), False
+        while True:
+            with self.client.pipeline(transaction=False) as pipe:
+                for index in left:
+                    keys, args = calls[index]
+                    # As a command: a cluster pipeline refuses its `evalsha` method (a script
+                    # may name keys of several slots), yet routes the command by its keys,
+                    # which here share one slot.
+                    pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+                answers = pipe.execute(raise_on_error=False)
+            missing = []
+            for index, answer in zip(left, answers):
+                if isinstance(answer, redis.exceptions.NoScriptError):
+                    missing.append(index)
+                elif isinstance(answer, Exception):
+                    raise answer
+                replies[index] = answer
+            if not missing:
+                return replies
+            if loaded:
+                raise StoreUnavailable("Redis lost its scripts twice in a row")
+            self.client.script_load(script.script)
+            left, loaded = missing, True
 
     def owned(
         self, owner: str, after: tuple[float, str] | None, count: int

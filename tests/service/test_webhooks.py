@@ -4,16 +4,33 @@ in-process store, a real Redis and a real Redis Cluster; every address is on loo
 address rule for other ranges is judged as a unit, without traffic)."""
 
 import base64
+import socket
 import ssl
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+import orjson
 import pytest
 import requests
 import trustme
 
 from service import metrics
+from service.config import load_config
 from service.errors import Problem
-from service.hosted.deliveries import Connections, Destinations, public
+from service.hosted.deliveries import (
+    Connections,
+    Deliveries,
+    Destinations,
+    Settles,
+    Where,
+    public,
+)
+from service.hosted.sessions import open_sessions
 from service.hosted.webhooks import EVENTS
+from service.store import Settle
+from tests.redis_server import RedisServer
 from tests.service.webhook_receiver import receiver
 
 SHORT = {"preset": "levantine", "target_score": 1}
@@ -288,11 +305,175 @@ def test_https_goes_to_the_address_checked_with_the_certificate_of_the_urls_host
     connections = Connections(2, client_context)
     # Connected to the address a destination's check resolved, the certificate checked
     # against the URL's host: no lookup of hooks.example is ever made.
-    trusted = connections.new(("https", "127.0.0.1", port, "hooks.example"), 5.0)
-    trusted.request("POST", "/hooks", b"{}", {"Host": "hooks.example"})
-    assert trusted.getresponse().status == 204
+    trusted = connections.new(("https", "127.0.0.1", port, "hooks.example"))
+    assert trusted.exchange(post("hooks.example"), time.monotonic() + 5) == (204, True)
     trusted.close()
-    elsewhere = connections.new(("https", "127.0.0.1", port, "other.example"), 5.0)
+    elsewhere = connections.new(("https", "127.0.0.1", port, "other.example"))
     with pytest.raises(ssl.SSLCertVerificationError):
-        elsewhere.request("POST", "/hooks", b"{}", {"Host": "other.example"})
+        elsewhere.exchange(post("other.example"), time.monotonic() + 5)
     elsewhere.close()
+    assert [kept.headers["host"] for kept in got.received] == ["hooks.example"]
+
+
+def post(host: str) -> bytes:
+    return f"POST /hooks HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\n\r\n{{}}".encode()
+
+
+def test_racing_deliverers_send_no_message_before_the_ones_before_it_are_delivered(
+    sessions, clock, hook
+):
+    # Two workers' deliverers hold the same session at once (one's lease ran out mid-send),
+    # the receiver failing now and then: every message still arrives, and none is sent
+    # before every one before it got a 2xx from one of them.
+    created = create(sessions, hook.url)
+    play_to_the_end(sessions, created)
+    store = sessions.store
+    order = [orjson.loads(text)["id"] for text in store.outbox(created["id"])]
+    assert len(order) > 5
+    first = sessions.deliveries
+    second = Deliveries(
+        store, store.outbox_schedule, Destinations("127.0.0.1"), retry=1.0, attempts=10,
+        timeout=5.0, clock=clock,
+    )  # fmt: skip
+    hook.fail_every = 7
+    for _ in range(60):
+        racing = [
+            threading.Thread(target=deliverer.deliver, args=(created["id"], clock.now + 1.0))
+            for deliverer in (first, second)
+        ]
+        for thread in racing:
+            thread.start()
+        for thread in racing:
+            thread.join()
+        if not store.outbox(created["id"]):
+            break
+        clock.now += 600.0
+    second.close()
+    delivered: set[str] = set()
+    for kept in hook.received:
+        sent = kept.headers["webhook-id"]
+        assert set(order[: order.index(sent)]) <= delivered, "sent before one before it"
+        if kept.headers["answered"] == "ok":
+            delivered.add(sent)
+    assert delivered == set(order)
+
+
+def test_settles_gathered_meanwhile_are_written_in_one_call_each_answered_its_own(
+    sessions, hook, monkeypatch
+):
+    store = sessions.store
+    ids = [create(sessions, hook.url)["id"] for _ in range(6)]
+    outboxes = {session_id: store.outbox(session_id) for session_id in ids}
+    written: list[int] = []
+    write = store.outbox_settle
+    monkeypatch.setattr(store, "outbox_settle", lambda all: written.append(len(all)) or write(all))
+    settles = Settles(store, every=0.2)
+    answers: dict[str, list[str]] = {}
+
+    def settle(session_id: str) -> None:
+        answers[session_id] = settles.settle(Settle(session_id, 1, outboxes[session_id][0]))
+
+    deliverers = [threading.Thread(target=settle, args=(session_id,)) for session_id in ids]
+    for thread in deliverers:
+        thread.start()
+    for thread in deliverers:
+        thread.join()
+    assert written == [6]
+    assert answers == {session_id: outboxes[session_id][1:] for session_id in ids}
+
+
+@contextmanager
+def answering(answer: bytes | None, close: bool = False) -> Iterator[Where]:
+    """A receiver on loopback that reads one request and writes `answer` as it is (None:
+    nothing), then closes the connection when told to; where it listens."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += connection.recv(65536)
+            if answer is not None:
+                connection.sendall(answer)
+            if close or answer is None:
+                connection.shutdown(socket.SHUT_WR)
+            time.sleep(2.0)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield ("http", "127.0.0.1", listener.getsockname()[1], "127.0.0.1")
+    finally:
+        listener.close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "close", "expected"),
+    [(b"HTTP/1.1 204 No Content\r\n\r\n", False, (204, True)),
+     (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", False, (200, True)),
+     (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\n0\r\n"
+      b"X-Trailer: 1\r\n\r\n", False, (200, True)),
+     (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n",
+      False, (202, True)),
+     (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", False, (200, False)),
+     (b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", False, (200, False)),
+     (b"HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n", False,
+      (302, True)),
+     (b"HTTP/1.1 200 OK\r\n\r\nuntil the receiver closes", True, (200, False)),
+     # At most MOST_BYTES of an answer are read: the rest is left, and the connection.
+     (b"HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n" + b"x" * 200000, False,
+      (200, False))],
+)  # fmt: skip
+def test_an_answer_is_read_as_http_frames_it_and_says_if_the_connection_goes_on(
+    answer, close, expected
+):
+    with answering(answer, close) as where:
+        connection = Connections(1).new(where)
+        assert connection.exchange(post("127.0.0.1"), time.monotonic() + 5) == expected
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [(b"SSH-2.0-OpenSSH_9.6\r\n\r\n", ValueError),  # not HTTP
+     (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", ConnectionError),  # cut short
+     (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n", TimeoutError),  # a head never ended
+     (None, ConnectionError)],  # closed without an answer
+)  # fmt: skip
+def test_an_answer_that_is_not_whole_http_within_the_bound_fails(answer, error):
+    with answering(answer, close=answer is not None and b"short" in answer) as where:
+        connection = Connections(1).new(where)
+        started = time.monotonic()
+        with pytest.raises(error):
+            connection.exchange(post("127.0.0.1"), time.monotonic() + 0.5)
+        assert time.monotonic() - started < 1.5
+        connection.close()
+
+
+def test_a_redis_restarted_mid_match_loses_no_message_and_keeps_their_order(tmp_path, clock, hook):
+    # Restarted from its append-only file: its scripts are gone and every pooled connection
+    # is dead; the deliverers load the scripts again and deliver every message in order.
+    with RedisServer(tmp_path, appendonly="yes") as server:
+        config = load_config(
+            {**HOSTED_CONFIG, "REDIS_URL": server.url, "CLIENT_SEEDS": True}, environ={}
+        )
+        sessions = open_sessions(config, clock)
+        try:
+            created = create(sessions, hook.url)
+            token = bearer(created["seats"][0]["token"])
+            for _ in range(3):
+                answer = sessions.read(created["id"], token)
+                move = {"move": answer["moves"][0], "version": answer["version"]}
+                sessions.move(created["id"], token, lambda m=move: m, None)
+                sessions.deliveries.deliver_due()
+                server.stop()
+                server.start()
+            play_to_the_end(sessions, created)
+            drain(sessions, clock)
+        finally:
+            sessions.close()
+    delivered = hook.delivered()
+    versions = [message["data"]["version"] for message in delivered]
+    assert versions[0] == 0 and versions == sorted(versions)
+    assert delivered[-1]["type"] == "session.match_end"
+    assert len(delivered) == len({kept.headers["webhook-id"] for kept in hook.received})

@@ -31,6 +31,7 @@ class Receiver:
     url: str
     received: list[Received] = field(default_factory=list)
     failing: int = 0  # fail this many more requests
+    fail_every: int = 0  # and, when set, every request whose count is a multiple of it
     status: int = 204
     failure: int = 500
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -88,6 +89,7 @@ def receiver(path: str = "/hooks") -> Iterator[Receiver]:
             with got.lock:
                 fail = got.failing > 0
                 got.failing -= fail
+                fail = fail or bool(got.fail_every and len(got.received) % got.fail_every == 0)
                 headers["answered"] = "failed" if fail else "ok"
                 got.received.append(Received(headers, body))
             self.send_response(got.failure if fail else got.status)
