@@ -479,8 +479,8 @@ class Deliveries:
                     break
             if due is not None or not sent:
                 self.schedule.settle(session_id, mark, due)
-        except StoreUnavailable as error:
-            log.warning("webhook delivery postponed: %s", error)
+        except StoreUnavailable as error:  # its claim runs out; the outage is said once
+            self.outage.failed(error)
         except Exception:  # one bad message must not stop the loop; its claim runs out
             log.exception("webhook delivery failed", extra={"session_id": session_id})
 
