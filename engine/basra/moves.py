@@ -262,7 +262,7 @@ def is_final_card(state: State) -> bool:
     return not state.stock and sum(map(len, state.hands)) == 1
 
 
-# Listing then applying a listed move trusts it instead of searching again.
+# Listing then applying a listed move trusts it instead of reading it again (play.apply).
 LISTED = LastListing()
 
 
@@ -283,8 +283,6 @@ def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
     if not hand:
         raise IllegalMove("move", "the round is played out; there is no card to play")
     if isinstance(move, Move):
-        if LISTED.listed(state, move):
-            return move  # equal in every field to a move listed for this very state
         card, capture = move.card, move.capture
     elif isinstance(move, Mapping):
         card, capture = move.get("card"), move.get("capture")

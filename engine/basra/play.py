@@ -4,7 +4,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.basra.cards import DECK
-from engine.basra.moves import Move, canonical, read_move, sweeps
+from engine.basra.moves import LISTED, Move, canonical, read_move, sweeps
 from engine.basra.rules import INITIAL_TABLE, Rules
 from engine.basra.scoring import final_breakdown, sweep_leftovers
 from engine.basra.state import MATCH_OVER, MAX_ROUNDS, PLAYING, SIDES, State, side_of
@@ -54,7 +54,8 @@ def new_game(rules: Rules, seats: int, seed: str) -> State:
 
 def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
     """Play one move: the new state and what happened. Raises MoveError for an illegal move."""
-    move = read_move(state, move)
+    if not LISTED.listed(state, move):
+        move = read_move(state, move)  # not just listed for this state: checked in full
     card, capture = move.card, move.capture
     # One unpacking instead of an attribute lookup per field.
     (rules, seats, dealer, seat, hands, table, stock, captured, basras, last_capturer,
