@@ -1,6 +1,7 @@
 """Dealing, applying a move, the end of a round and of the match (spec §3, §4, §7, §9)."""
 
 from collections.abc import Mapping
+from itertools import filterfalse
 from typing import Any
 
 from engine.basra.cards import DECK
@@ -56,26 +57,27 @@ def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
     """Play one move: the new state and what happened. Raises MoveError for an illegal move."""
     if not LISTED.listed(state, move):
         move = read_move(state, move)  # not just listed for this state: checked in full
-    card, capture = move.card, move.capture
+    card, capture, basra, basra_points = move
     # One unpacking instead of an attribute lookup per field.
     (rules, seats, dealer, seat, hands, table, stock, captured, basras, last_capturer,
      scores, carry, number, status, winner, seed) = state  # fmt: skip
-    side = side_of(seat)
-    hand = list(hands[seat])
-    hand.remove(card)
-    hands = replaced(hands, seat, tuple(hand))
+    hand = hands[seat]
+    at = hand.index(card)
+    hands = replaced(hands, seat, hand[:at] + hand[at + 1 :])
     events: Events = [{"type": "move", "seat": seat, "card": card, "capture": list(capture)}]
     if capture:
-        # A capture is a few cards: looked up in its tuple, no set is worth making.
-        table = tuple([other for other in table if other not in capture])
+        side = side_of(seat)
+        # A capture is a few cards: looked up in its tuple, no set is worth making; filtered
+        # in C rather than by a comprehension, which is a Python function of its own.
+        table = tuple(filterfalse(capture.__contains__, table))
         captured = replaced(captured, side, (*captured[side], *capture, card))
         last_capturer = seat
         events.append({"type": "capture", "seat": seat, "side": side,
                        "cards": sort_cards((*capture, card))})  # fmt: skip
-        if move.basra:
-            basras = replaced(basras, side, (*basras[side], (card, move.basra_points)))
+        if basra:
+            basras = replaced(basras, side, (*basras[side], (card, basra_points)))
             events.append({"type": "basra", "seat": seat, "side": side, "card": card,
-                           "points": move.basra_points})  # fmt: skip
+                           "points": basra_points})  # fmt: skip
     else:
         table = (*table, card)
     turn = (seat + 1) % seats
