@@ -108,6 +108,7 @@ def hand_moves(
     counts = not final or rules.last_card_basra_counts
     points = rules.basra_points if counts else 0
     forced, policy, cleared = rules.forced_capture, rules.capture_policy, len(table)
+    held = sum(map(BIT.__getitem__, table))  # bits_of(table), one Python call less
     moves: list[Move] = []
     for card in hand:
         if lone_seven or card == SEVEN_OF_DIAMONDS:
@@ -115,7 +116,7 @@ def hand_moves(
             continue
         value = VALUE[card]
         if value:
-            joining = JOINABLE[value].intersection(table)
+            joining = JOINABLE[value] & held
             # No numeral of its value or below on the table: nothing to search for.
             found = search_captures(value, joining, policy) if joining else ()
         elif card[0] == "J":
@@ -196,16 +197,39 @@ class TooManyMoves(TooLarge):
     """Listing every legal move would be unreasonably large (house rule `any_family`)."""
 
 
+# Each card's bit in a set of cards held as an int, in canonical order (the first card is
+# the lowest bit): a table's cards are one sum, the numerals a card can join one `&`, and
+# an int is a far cheaper cache key than a frozenset made for every card of every listing.
+BIT: dict[str, int] = {card: 1 << index for index, card in enumerate(DECK)}
+# The card of each bit, by the bit's length (1 for the first card).
+CARD_OF_LENGTH: dict[int, str] = {bit.bit_length(): card for card, bit in BIT.items()}
+
+
+def bits_of(cards: Iterable[str]) -> int:
+    """The set of `cards` (no card twice) as an int of BIT."""
+    return sum(map(BIT.__getitem__, cards))
+
+
+def cards_of(bits: int) -> list[str]:
+    """The cards of a set of BIT, in canonical order."""
+    cards = []
+    while bits:
+        lowest = bits & -bits
+        cards.append(CARD_OF_LENGTH[lowest.bit_length()])
+        bits ^= lowest
+    return cards
+
+
 # The table numerals a numeral of each value can take part of: ace up to its own value.
-JOINABLE: dict[int, frozenset[str]] = {
-    value: frozenset(card for card, other in VALUE.items() if 0 < other <= value)
+JOINABLE: dict[int, int] = {
+    value: bits_of(card for card, other in VALUE.items() if 0 < other <= value)
     for value in range(1, 11)
 }
 
 
 def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple[str, ...], ...]:
     """Every capture by sum of a numeral of `value` on `table` (canonical order)."""
-    return search_captures(value, JOINABLE[value].intersection(table), policy)
+    return search_captures(value, JOINABLE[value] & bits_of(table), policy)
 
 
 # Each numeral's unit and whole count field in a count vector (engine/basra/covers.py): the
@@ -216,12 +240,11 @@ FIELD: dict[str, int] = {card: covers.field(value) for card, value in VALUE.item
 
 
 @lru_cache(maxsize=1 << 16)
-def search_captures(
-    value: int, candidates: frozenset[str], policy: str
-) -> tuple[tuple[str, ...], ...]:
-    """`sum_captures` over the set of table numerals that can join a capture. Cached on
-    that set alone: faces, higher cards and the order of play do not change what a card
+def search_captures(value: int, joining: int, policy: str) -> tuple[tuple[str, ...], ...]:
+    """`sum_captures` over the set of table numerals that can join a capture (BIT). Cached
+    on that set alone: faces, higher cards and the order of play do not change what a card
     can take, and listing then applying a move asks for the same search."""
+    candidates = cards_of(joining)
     vector = sum(map(UNIT.__getitem__, candidates))
     if policy == "max_cards":
         lower = vector & (covers.unit(value) - 1)
@@ -241,9 +264,9 @@ def search_captures(
     if len(found) == 1 and covers.takes_whole(found[0], vector):
         # The commonest capture: every candidate of each value it uses, so it expands one
         # way only, to exactly those cards.
-        return (canonical([card for card in candidates if found[0] & FIELD[card]]),)
+        return (tuple([card for card in candidates if found[0] & FIELD[card]]),)
     by_value: dict[int, list[str]] = {}
-    for other in sort_cards(candidates):
+    for other in candidates:
         by_value.setdefault(VALUE[other], []).append(other)
     return tuple(
         sorted(canonical(cards) for used in found for cards in covers.expand(used, by_value))
