@@ -2,7 +2,7 @@
 a move's JSON form."""
 
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
 from engine.basra import covers
@@ -20,6 +20,11 @@ class Move(NamedTuple):
     capture: tuple[str, ...]  # canonical order; () lays the card on the table
     basra: bool = False
     basra_points: int = 0
+
+
+# A Move made in C from its four fields: NamedTuple's own __new__ is a Python function that
+# takes each field by name only to call this (a listing makes a move for every capture).
+new_move = partial(tuple.__new__, Move)
 
 
 def sweeps(card: str, rules: Rules) -> bool:
@@ -75,9 +80,9 @@ def make_move(
 ) -> Move:
     points = basra_points(card, table, capture, rules) if capture else None
     if points is None:
-        return Move(card, capture)
+        return new_move((card, capture, False, 0))
     counts = not final or rules.last_card_basra_counts
-    return Move(card, capture, True, points if counts else 0)
+    return new_move((card, capture, True, points if counts else 0))
 
 
 def card_moves(card: str, table: tuple[str, ...], rules: Rules, final: bool) -> list[Move]:
@@ -123,9 +128,10 @@ def hand_moves(
             # A jack sweeps the table; a basra only on a lone jack when jacks score one.
             swept = canonical(table)
             if is_lone_jack(table, rules):
-                moves.append(Move(card, swept, True, rules.jack_basra_points if counts else 0))
+                jack_points = rules.jack_basra_points if counts else 0
+                moves.append(new_move((card, swept, True, jack_points)))
             else:
-                moves.append(Move(card, swept))
+                moves.append(new_move((card, swept, False, 0)))
             if not forced:
                 moves.append(LAYS[card])
             continue
@@ -138,9 +144,9 @@ def hand_moves(
         # Taking by sum or by rank makes a basra exactly when it clears the table (§6).
         for capture in found:
             if len(capture) == cleared:
-                moves.append(Move(card, capture, True, points))
+                moves.append(new_move((card, capture, True, points)))
             else:
-                moves.append(Move(card, capture))
+                moves.append(new_move((card, capture, False, 0)))
         if not forced:
             moves.append(LAYS[card])
     return moves
@@ -292,8 +298,10 @@ LISTED = LastListing()
 def legal_moves(state: State) -> list[Move]:
     if state.status != PLAYING:
         return []
-    final = is_final_card(state)
-    moves = hand_moves(state.hands[state.turn], state.table, state.rules, final)
+    rules = state.rules
+    # Whether this is the round's last card changes a listing only when its basra scores none.
+    final = not rules.last_card_basra_counts and is_final_card(state)
+    moves = hand_moves(state.hands[state.turn], state.table, rules, final)
     return LISTED.remember(state, moves)
 
 
