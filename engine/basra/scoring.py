@@ -13,13 +13,16 @@ def card_items(pile: tuple[str, ...], rules: Rules) -> dict[str, int]:
     if not rules.card_points:
         return {"jacks": 0, "aces": 0, "two_clubs": 0, "ten_diamonds": 0}
     # Every card is its rank then its suit: the ranks are every other character, counted
-    # in C rather than card by card (this was half the cost of a round's end).
-    ranks = "".join(pile)[::2]
+    # in C rather than card by card (this was half the cost of a round's end). No suit is a
+    # rank, so a card found in the cards written end to end is a card of the pile: found
+    # there in C, not compared with each card of the pile in turn.
+    cards = "".join(pile)
+    ranks = cards[::2]
     return {
         "jacks": ranks.count("J"),
         "aces": ranks.count("A"),
-        "two_clubs": CARD_POINTS["2C"] * ("2C" in pile),
-        "ten_diamonds": CARD_POINTS["TD"] * ("TD" in pile),
+        "two_clubs": CARD_POINTS["2C"] * ("2C" in cards),
+        "ten_diamonds": CARD_POINTS["TD"] * ("TD" in cards),
     }
 
 
