@@ -73,7 +73,8 @@ def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
      scores, carry, number, status, winner, seed) = state  # fmt: skip
     hand = hands[seat]
     at = hand.index(card)
-    hands = replaced(hands, seat, hand[:at] + hand[at + 1 :])
+    left = hand[:at] + hand[at + 1 :]
+    hands = replaced(hands, seat, left)
     events: Events = [{"type": "move", "seat": seat, "card": card, "capture": list(capture)}]
     if capture:
         side = side_of(seat)
@@ -91,7 +92,7 @@ def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
     else:
         table = (*table, card)
     turn = (seat + 1) % seats
-    played_out = not any(hands)
+    played_out = not left and not any(hands)  # every hand is looked at only when this one is empty
     if played_out and stock:
         # The round's next deal (§4.6), from the dealer's left, made in the same new state.
         per_deal = rules.hand_size * seats
