@@ -84,10 +84,15 @@ def leading_words(key: bytes, count: int) -> Iterator[int]:
     a shuffle that rejects none draws; a word is rejected with a chance below 2**-57), the
     rest from the blocks after them: cheaper than resuming the generator for each word."""
     blocks = (count + 3) // 4
-    digests = b"".join(
-        hashlib.sha256(key + counter.to_bytes(8, "big")).digest() for counter in range(blocks)
-    )
-    return chain(struct.unpack(f">{4 * blocks}Q", digests), random_words(key, blocks))
+    # The key hashed once and that hash copied for each block: SHA-256 of key + counter as
+    # random_words takes it, without a new hash object (dearer than a block) for each.
+    keyed = hashlib.sha256(key)
+    digests = []
+    for counter in range(blocks):
+        block = keyed.copy()
+        block.update(counter.to_bytes(8, "big"))
+        digests.append(block.digest())
+    return chain(struct.unpack(f">{4 * blocks}Q", b"".join(digests)), random_words(key, blocks))
 
 
 # Rejection sampling keeps the words below the largest multiple of the pack's size under

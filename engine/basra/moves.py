@@ -2,7 +2,7 @@
 a move's JSON form."""
 
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
 from engine.basra import covers
@@ -20,6 +20,11 @@ class Move(NamedTuple):
     capture: tuple[str, ...]  # canonical order; () lays the card on the table
     basra: bool = False
     basra_points: int = 0
+
+
+# A Move made in C from its four fields: NamedTuple's own __new__ is a Python function that
+# takes each field by name only to call this (a listing makes a move for every capture).
+new_move = partial(tuple.__new__, Move)
 
 
 def sweeps(card: str, rules: Rules) -> bool:
@@ -75,9 +80,9 @@ def make_move(
 ) -> Move:
     points = basra_points(card, table, capture, rules) if capture else None
     if points is None:
-        return Move(card, capture)
+        return new_move((card, capture, False, 0))
     counts = not final or rules.last_card_basra_counts
-    return Move(card, capture, True, points if counts else 0)
+    return new_move((card, capture, True, points if counts else 0))
 
 
 def card_moves(card: str, table: tuple[str, ...], rules: Rules, final: bool) -> list[Move]:
@@ -108,6 +113,7 @@ def hand_moves(
     counts = not final or rules.last_card_basra_counts
     points = rules.basra_points if counts else 0
     forced, policy, cleared = rules.forced_capture, rules.capture_policy, len(table)
+    held = sum(map(BIT.__getitem__, table))  # bits_of(table), one Python call less
     moves: list[Move] = []
     for card in hand:
         if lone_seven or card == SEVEN_OF_DIAMONDS:
@@ -115,16 +121,17 @@ def hand_moves(
             continue
         value = VALUE[card]
         if value:
-            joining = JOINABLE[value].intersection(table)
+            joining = JOINABLE[value] & held
             # No numeral of its value or below on the table: nothing to search for.
             found = search_captures(value, joining, policy) if joining else ()
         elif card[0] == "J":
             # A jack sweeps the table; a basra only on a lone jack when jacks score one.
             swept = canonical(table)
             if is_lone_jack(table, rules):
-                moves.append(Move(card, swept, True, rules.jack_basra_points if counts else 0))
+                jack_points = rules.jack_basra_points if counts else 0
+                moves.append(new_move((card, swept, True, jack_points)))
             else:
-                moves.append(Move(card, swept))
+                moves.append(new_move((card, swept, False, 0)))
             if not forced:
                 moves.append(LAYS[card])
             continue
@@ -137,9 +144,9 @@ def hand_moves(
         # Taking by sum or by rank makes a basra exactly when it clears the table (§6).
         for capture in found:
             if len(capture) == cleared:
-                moves.append(Move(card, capture, True, points))
+                moves.append(new_move((card, capture, True, points)))
             else:
-                moves.append(Move(card, capture))
+                moves.append(new_move((card, capture, False, 0)))
         if not forced:
             moves.append(LAYS[card])
     return moves
@@ -196,16 +203,39 @@ class TooManyMoves(TooLarge):
     """Listing every legal move would be unreasonably large (house rule `any_family`)."""
 
 
+# Each card's bit in a set of cards held as an int, in canonical order (the first card is
+# the lowest bit): a table's cards are one sum, the numerals a card can join one `&`, and
+# an int is a far cheaper cache key than a frozenset made for every card of every listing.
+BIT: dict[str, int] = {card: 1 << index for index, card in enumerate(DECK)}
+# The card of each bit, by the bit's length (1 for the first card).
+CARD_OF_LENGTH: dict[int, str] = {bit.bit_length(): card for card, bit in BIT.items()}
+
+
+def bits_of(cards: Iterable[str]) -> int:
+    """The set of `cards` (no card twice) as an int of BIT."""
+    return sum(map(BIT.__getitem__, cards))
+
+
+def cards_of(bits: int) -> list[str]:
+    """The cards of a set of BIT, in canonical order."""
+    cards = []
+    while bits:
+        lowest = bits & -bits
+        cards.append(CARD_OF_LENGTH[lowest.bit_length()])
+        bits ^= lowest
+    return cards
+
+
 # The table numerals a numeral of each value can take part of: ace up to its own value.
-JOINABLE: dict[int, frozenset[str]] = {
-    value: frozenset(card for card, other in VALUE.items() if 0 < other <= value)
+JOINABLE: dict[int, int] = {
+    value: bits_of(card for card, other in VALUE.items() if 0 < other <= value)
     for value in range(1, 11)
 }
 
 
 def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple[str, ...], ...]:
     """Every capture by sum of a numeral of `value` on `table` (canonical order)."""
-    return search_captures(value, JOINABLE[value].intersection(table), policy)
+    return search_captures(value, JOINABLE[value] & bits_of(table), policy)
 
 
 # Each numeral's unit and whole count field in a count vector (engine/basra/covers.py): the
@@ -216,12 +246,11 @@ FIELD: dict[str, int] = {card: covers.field(value) for card, value in VALUE.item
 
 
 @lru_cache(maxsize=1 << 16)
-def search_captures(
-    value: int, candidates: frozenset[str], policy: str
-) -> tuple[tuple[str, ...], ...]:
-    """`sum_captures` over the set of table numerals that can join a capture. Cached on
-    that set alone: faces, higher cards and the order of play do not change what a card
+def search_captures(value: int, joining: int, policy: str) -> tuple[tuple[str, ...], ...]:
+    """`sum_captures` over the set of table numerals that can join a capture (BIT). Cached
+    on that set alone: faces, higher cards and the order of play do not change what a card
     can take, and listing then applying a move asks for the same search."""
+    candidates = cards_of(joining)
     vector = sum(map(UNIT.__getitem__, candidates))
     if policy == "max_cards":
         lower = vector & (covers.unit(value) - 1)
@@ -241,9 +270,9 @@ def search_captures(
     if len(found) == 1 and covers.takes_whole(found[0], vector):
         # The commonest capture: every candidate of each value it uses, so it expands one
         # way only, to exactly those cards.
-        return (canonical([card for card in candidates if found[0] & FIELD[card]]),)
+        return (tuple([card for card in candidates if found[0] & FIELD[card]]),)
     by_value: dict[int, list[str]] = {}
-    for other in sort_cards(candidates):
+    for other in candidates:
         by_value.setdefault(VALUE[other], []).append(other)
     return tuple(
         sorted(canonical(cards) for used in found for cards in covers.expand(used, by_value))
@@ -262,15 +291,17 @@ def is_final_card(state: State) -> bool:
     return not state.stock and sum(map(len, state.hands)) == 1
 
 
-# Listing then applying a listed move trusts it instead of searching again.
+# Listing then applying a listed move trusts it instead of reading it again (play.apply).
 LISTED = LastListing()
 
 
 def legal_moves(state: State) -> list[Move]:
     if state.status != PLAYING:
         return []
-    final = is_final_card(state)
-    moves = hand_moves(state.hands[state.turn], state.table, state.rules, final)
+    rules = state.rules
+    # Whether this is the round's last card changes a listing only when its basra scores none.
+    final = not rules.last_card_basra_counts and is_final_card(state)
+    moves = hand_moves(state.hands[state.turn], state.table, rules, final)
     return LISTED.remember(state, moves)
 
 
@@ -283,8 +314,6 @@ def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
     if not hand:
         raise IllegalMove("move", "the round is played out; there is no card to play")
     if isinstance(move, Move):
-        if LISTED.listed(state, move):
-            return move  # equal in every field to a move listed for this very state
         card, capture = move.card, move.capture
     elif isinstance(move, Mapping):
         card, capture = move.get("card"), move.get("capture")

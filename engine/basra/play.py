@@ -1,11 +1,12 @@
 """Dealing, applying a move, the end of a round and of the match (spec §3, §4, §7, §9)."""
 
 from collections.abc import Mapping
+from itertools import filterfalse
 from typing import Any
 
 from engine.basra.cards import DECK
-from engine.basra.moves import Move, canonical, read_move, sweeps
-from engine.basra.rules import INITIAL_TABLE, Rules
+from engine.basra.moves import LISTED, Move, canonical, read_move, sweeps
+from engine.basra.rules import INITIAL_TABLE, SEAT_COUNTS, Rules
 from engine.basra.scoring import final_breakdown, sweep_leftovers
 from engine.basra.state import MATCH_OVER, MAX_ROUNDS, PLAYING, SIDES, State, side_of
 from engine.cards import shuffled, sort_cards
@@ -19,9 +20,19 @@ def shuffled_deck(seed: str, round_number: int) -> tuple[str, ...]:
     return shuffled(DECK, f"basra/{round_number}/{seed}")
 
 
+# Each seat's share of a deal by seat count and dealer, as slices of the dealt cards: one
+# card at a time, from the seat after the dealer round to the dealer.
+SHARES: dict[tuple[int, int], tuple[slice, ...]] = {
+    (seats, dealer): tuple(slice((seat - dealer - 1) % seats, None, seats) for seat in range(seats))
+    for seats in SEAT_COUNTS
+    for dealer in range(seats)
+}
+
+
 def deal_hands(cards: tuple[str, ...], seats: int, dealer: int) -> tuple[tuple[str, ...], ...]:
-    """One card at a time, from the seat after the dealer round to the dealer."""
-    return tuple(canonical(cards[(seat - dealer - 1) % seats :: seats]) for seat in range(seats))
+    """One card at a time, from the seat after the dealer round to the dealer (each hand in
+    canonical order); sliced in C rather than by a generator, a Python function per deal."""
+    return tuple(map(canonical, map(cards.__getitem__, SHARES[seats, dealer])))
 
 
 def deal_round(
@@ -54,31 +65,34 @@ def new_game(rules: Rules, seats: int, seed: str) -> State:
 
 def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
     """Play one move: the new state and what happened. Raises MoveError for an illegal move."""
-    move = read_move(state, move)
-    card, capture = move.card, move.capture
+    if not LISTED.listed(state, move):
+        move = read_move(state, move)  # not just listed for this state: checked in full
+    card, capture, basra, basra_points = move
     # One unpacking instead of an attribute lookup per field.
     (rules, seats, dealer, seat, hands, table, stock, captured, basras, last_capturer,
      scores, carry, number, status, winner, seed) = state  # fmt: skip
-    side = side_of(seat)
-    hand = list(hands[seat])
-    hand.remove(card)
-    hands = replaced(hands, seat, tuple(hand))
+    hand = hands[seat]
+    at = hand.index(card)
+    left = hand[:at] + hand[at + 1 :]
+    hands = replaced(hands, seat, left)
     events: Events = [{"type": "move", "seat": seat, "card": card, "capture": list(capture)}]
     if capture:
-        # A capture is a few cards: looked up in its tuple, no set is worth making.
-        table = tuple([other for other in table if other not in capture])
+        side = side_of(seat)
+        # A capture is a few cards: looked up in its tuple, no set is worth making; filtered
+        # in C rather than by a comprehension, which is a Python function of its own.
+        table = tuple(filterfalse(capture.__contains__, table))
         captured = replaced(captured, side, (*captured[side], *capture, card))
         last_capturer = seat
         events.append({"type": "capture", "seat": seat, "side": side,
                        "cards": sort_cards((*capture, card))})  # fmt: skip
-        if move.basra:
-            basras = replaced(basras, side, (*basras[side], (card, move.basra_points)))
+        if basra:
+            basras = replaced(basras, side, (*basras[side], (card, basra_points)))
             events.append({"type": "basra", "seat": seat, "side": side, "card": card,
-                           "points": move.basra_points})  # fmt: skip
+                           "points": basra_points})  # fmt: skip
     else:
         table = (*table, card)
     turn = (seat + 1) % seats
-    played_out = not any(hands)
+    played_out = not left and not any(hands)  # every hand is looked at only when this one is empty
     if played_out and stock:
         # The round's next deal (§4.6), from the dealer's left, made in the same new state.
         per_deal = rules.hand_size * seats

@@ -1,5 +1,6 @@
 """The round breakdown of spec §8: card points, the majority, basras, the carry."""
 
+from operator import itemgetter
 from typing import Any
 
 from engine.basra.rules import DECK_SIZE, Rules
@@ -7,20 +8,22 @@ from engine.basra.state import PLAYING, State, side_of
 from engine.game import replaced
 
 CARD_POINTS = {"2C": 2, "TD": 3}
+# The points of a basra record (card, points).
+BASRA_POINTS = itemgetter(1)
 
 
-def card_items(pile: tuple[str, ...], rules: Rules) -> dict[str, int]:
+def card_items(pile: tuple[str, ...], rules: Rules) -> tuple[int, int, int, int]:
+    """The pile's card points, item by item: jacks, aces, two of clubs, ten of diamonds."""
     if not rules.card_points:
-        return {"jacks": 0, "aces": 0, "two_clubs": 0, "ten_diamonds": 0}
+        return 0, 0, 0, 0
     # Every card is its rank then its suit: the ranks are every other character, counted
-    # in C rather than card by card (this was half the cost of a round's end).
-    ranks = "".join(pile)[::2]
-    return {
-        "jacks": ranks.count("J"),
-        "aces": ranks.count("A"),
-        "two_clubs": CARD_POINTS["2C"] * ("2C" in pile),
-        "ten_diamonds": CARD_POINTS["TD"] * ("TD" in pile),
-    }
+    # in C rather than card by card (this was half the cost of a round's end). No suit is a
+    # rank, so a card found in the cards written end to end is a card of the pile: found
+    # there in C, not compared with each card of the pile in turn.
+    cards = "".join(pile)
+    ranks = cards[::2]
+    two_clubs = CARD_POINTS["2C"] * ("2C" in cards)
+    return ranks.count("J"), ranks.count("A"), two_clubs, CARD_POINTS["TD"] * ("TD" in cards)
 
 
 def card_points(cards: tuple[str, ...]) -> int:
@@ -31,8 +34,13 @@ def card_points(cards: tuple[str, ...]) -> int:
 def side_breakdown(
     pile: tuple[str, ...], basras: tuple[tuple[str, int], ...], majority: int, rules: Rules
 ) -> dict[str, Any]:
-    items = {"majority": majority, **card_items(pile, rules), "basras": sum(p for _, p in basras)}
-    return {"cards": len(pile), **items, "total": sum(items.values())}
+    jacks, aces, two_clubs, ten_diamonds = card_items(pile, rules)
+    made = sum(map(BASRA_POINTS, basras))
+    # One dict written whole, its total summed from its items as they are named.
+    total = majority + jacks + aces + two_clubs + ten_diamonds + made
+    return {"cards": len(pile), "majority": majority, "jacks": jacks, "aces": aces,
+            "two_clubs": two_clubs, "ten_diamonds": ten_diamonds, "basras": made,
+            "total": total}  # fmt: skip
 
 
 def void_breakdown(pile: tuple[str, ...]) -> dict[str, Any]:
