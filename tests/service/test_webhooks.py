@@ -60,12 +60,19 @@ def create(sessions, url: str, seats=None, events=None, **extra) -> dict:
 
 
 def play_to_the_end(sessions, created: dict) -> None:
+    while play_first_move(sessions, created):
+        pass
+
+
+def play_first_move(sessions, created: dict) -> bool:
+    """Seat 0 plays its first legal move; False when it has none (the match is over)."""
     token = bearer(created["seats"][0]["token"])
-    while moves := (answer := sessions.read(created["id"], token))["moves"]:
-        sessions.move(
-            created["id"], token,
-            lambda a=answer, m=moves[0]: {"move": m, "version": a["version"]}, None,
-        )  # fmt: skip
+    answer = sessions.read(created["id"], token)
+    if not answer["moves"]:
+        return False
+    move = {"move": answer["moves"][0], "version": answer["version"]}
+    sessions.move(created["id"], token, lambda: move, None)
+    return True
 
 
 def drain(sessions, clock, most: int = 200) -> None:
@@ -168,17 +175,12 @@ def test_messages_share_a_kept_connection_and_one_the_receiver_closed_is_made_an
 ):
     retried = metrics.WEBHOOK_DELIVERIES.labels("retried")._value.get()
     created = create(sessions, hook.url)
-    token = bearer(created["seats"][0]["token"])
     for _ in range(2):
-        answer = sessions.read(created["id"], token)
-        move = {"move": answer["moves"][0], "version": answer["version"]}
-        sessions.move(created["id"], token, lambda m=move: m, None)
+        assert play_first_move(sessions, created)
         sessions.deliveries.deliver_due()
     assert len(hook.received) == 3 and hook.connections == 1  # creation's turn and two more
     hook.drop_connections()
-    answer = sessions.read(created["id"], token)
-    sessions.move(created["id"], token, lambda: {"move": answer["moves"][0],
-                                                 "version": answer["version"]}, None)  # fmt: skip
+    assert play_first_move(sessions, created)
     sessions.deliveries.deliver_due()
     assert [kept.headers["answered"] for kept in hook.received] == ["ok"] * 4
     assert hook.connections == 2
@@ -460,11 +462,8 @@ def test_a_redis_restarted_mid_match_loses_no_message_and_keeps_their_order(tmp_
         sessions = open_sessions(config, clock)
         try:
             created = create(sessions, hook.url)
-            token = bearer(created["seats"][0]["token"])
             for _ in range(3):
-                answer = sessions.read(created["id"], token)
-                move = {"move": answer["moves"][0], "version": answer["version"]}
-                sessions.move(created["id"], token, lambda m=move: m, None)
+                assert play_first_move(sessions, created)
                 sessions.deliveries.deliver_due()
                 server.stop()
                 server.start()
