@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable, Collection
 from functools import cache
 from itertools import chain
-from typing import Any
+from typing import Any, Literal, overload
 
 from engine.cards import CardError, parse_card
 from engine.errors import GameError, StateError, shown
@@ -87,6 +87,10 @@ def one_value(value: object, path: str, allowed: tuple[str, ...]) -> str:
     return value  # type: ignore[return-value]
 
 
+@overload
+def seat(value: object, seats: int, path: str, nullable: Literal[False] = False) -> int: ...
+@overload
+def seat(value: object, seats: int, path: str, nullable: bool) -> int | None: ...
 def seat(value: object, seats: int, path: str, nullable: bool = False) -> int | None:
     """A seat index below `seats` (or null when `nullable`)."""
     if value is None and nullable:

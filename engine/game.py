@@ -81,7 +81,7 @@ class Game(Protocol):
     def legal_moves(self, state: Any) -> list[Any]:
         """Every legal move of the seat to move, no duplicates, in a fixed order."""
 
-    def read_move(self, state: Any, data: object) -> Any:
+    def read_move(self, state: Any, data: object, /) -> Any:
         """The legal move the JSON names; raises GameError saying why it is not legal."""
 
     def write_move(self, state: Any, move: Any) -> dict[str, Any]:

@@ -8,14 +8,14 @@ from engine.bank.rules import DEFAULT_PRESET, PRESETS, SEAT_COUNTS, Rules
 from engine.bank.search import BankSearch
 from engine.bank.shapes import SHAPES
 from engine.bank.state import MATCH_OVER, State
-from engine.game import CardGame, Events, MatchResult, register, seat_view
+from engine.game import CardGame, Events, MatchResult, Search, register, seat_view
 
 
 class Bank(CardGame):
     """Bank for the registry: every player is its own side."""
 
     name = "bank"
-    search = BankSearch()
+    search: Search | None = BankSearch()
     rules, presets, default_preset, seat_counts = Rules, PRESETS, DEFAULT_PRESET, SEAT_COUNTS
     state = State
     shapes = SHAPES

@@ -10,10 +10,11 @@ passed on the target in play are dealt no card that beats it.
 """
 
 import random
+from typing import cast
 
 from engine.bank.cards import DECK
 from engine.bank.moves import beaters
-from engine.bank.state import State
+from engine.bank.state import State, Target
 from engine.cards import canonical, redeal
 
 
@@ -59,7 +60,7 @@ def taken_going_out(state: State) -> bool:
     """Whether the virtual target is the top card of a bank its taker took by going out
     with a trump king or four kings. A seat out that way laid no card still in play, so
     it can take no bank on a pass afterwards: holding the target's card, it took it then."""
-    card = state.target.card
+    card = cast(Target, state.target).card  # virtual: a target there
     return any(
         entry.finish in KING_FINISHES and card in state.captured[entry.seat] for entry in state.out
     )
@@ -72,7 +73,7 @@ def determinize(state: State, seat: int, rng: random.Random) -> State:
     unseen = unseen_cards(state, seat)
     hands, stock = redeal(state.hands, seat, unseen, rng)
     barred = {
-        passer: beaters(state.target.card, state.common, state.personal[passer])
+        passer: beaters(cast(Target, state.target).card, state.common, state.personal[passer])
         for passer in passers(state)
         if passer != seat
     }

@@ -2,11 +2,11 @@
 
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from engine import fields
 from engine.bank.cards import CARDS, DECK, EIGHT, HEIGHT, QUADS, RANK, RUNS, RUNS_OF_SUIT, SUIT
-from engine.bank.state import PLAYING, State
+from engine.bank.state import PLAYING, State, Target
 from engine.cards import SUITS
 from engine.errors import IllegalMove, NotAMove, shown
 from engine.game import LastListing
@@ -65,10 +65,9 @@ DRAW_MOVE, PASS_MOVE = Move(DRAW), Move(PASS)
 
 def beating_cards(state: State) -> frozenset[str]:
     """The cards that beat the target for the seat to move."""
-    target = state.target
-    return beaters(
-        None if target is None else target.card, state.common, state.personal[state.turn]
-    )
+    target, turn = state.target, state.turn
+    assert turn is not None, "a seat is to move while the match is played"
+    return beaters(None if target is None else target.card, state.common, state.personal[turn])
 
 
 @lru_cache(maxsize=1 << 14)
@@ -103,7 +102,9 @@ def legal_moves(state: State) -> list[Move]:
     hand's canonical order, then quads, runs, and `draw` or `pass` when nothing beats."""
     if state.status != PLAYING:
         return []
-    hand = state.hands[state.turn]
+    turn = state.turn
+    assert turn is not None, "a seat is to move while the match is played"
+    hand = state.hands[turn]
     beating = beating_cards(state)
     moves = []
     can_beat = False
@@ -140,7 +141,9 @@ def read_move(state: State, data: object) -> Move:
     kind = data.get("type")
     if kind not in TYPES:
         raise NotAMove("move.type", f"must be one of {', '.join(TYPES)}, got {shown(kind)}")
-    hand = state.hands[state.turn]
+    turn = state.turn
+    assert turn is not None, "a seat is to move while the match is played"
+    hand = state.hands[turn]
     if kind == LAY:
         return read_lay(state, hand, data)
     if kind in (QUAD, RUN):
@@ -159,9 +162,10 @@ def read_lay(state: State, hand: tuple[str, ...], data: Mapping[str, Any]) -> Mo
     if card not in hand:
         raise IllegalMove("move.card", f"{card} is not in the hand of seat {state.turn}")
     if RANK[card] != EIGHT and card not in beating_cards(state):
+        target = cast(Target, state.target)  # a card that does not beat has a target above it
         raise IllegalMove(
             "move.card",
-            f"{card} does not beat the target {state.target.card}: a card beats by the same "
+            f"{card} does not beat the target {target.card}: a card beats by the same "
             "rank, as a lower card of the same suit, or as a trump",
         )
     return LAYS[card]
@@ -192,7 +196,9 @@ def read_free_play(kind: str, hand: tuple[str, ...], data: Mapping[str, Any]) ->
 
 
 def read_draw_or_pass(state: State, kind: str) -> Move:
-    beating = [card for card in state.hands[state.turn] if card in beating_cards(state)]
+    turn = state.turn
+    assert turn is not None, "a seat is to move while the match is played"
+    beating = [card for card in state.hands[turn] if card in beating_cards(state)]
     if beating:
         raise IllegalMove(
             "move.type",

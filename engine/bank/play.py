@@ -1,7 +1,7 @@
 """Dealing, applying a move step by step (spec §16), the end of a deal, scoring and the
 end of the match (§4, §8–§14)."""
 
-from typing import Any
+from typing import Any, cast
 
 from engine.bank.cards import DECK, EIGHT, HEIGHT, KING, SEVEN, SUIT, points
 from engine.bank.moves import (
@@ -73,7 +73,11 @@ def new_game(rules: Rules, seats: int, seed: str) -> State:
     check_seats(seats)
     suits = shuffled(SUITS, f"bank/trumps/{seed}")
     mode = rules.trump_mode
-    common = tuple(int(s == suits[0]) for s in SUITS) if mode == "single" else COMMON[mode]
+    common = (
+        cast(tuple[int, int, int, int], tuple(int(s == suits[0]) for s in SUITS))
+        if mode == "single"
+        else COMMON[mode]
+    )
     personal = tuple(suits[:seats]) if mode == "per_player" else (None,) * seats
     dealer = int(shuffled([str(seat) for seat in range(seats)], f"bank/dealer/{seed}")[0])
     state = State(
@@ -119,6 +123,7 @@ def apply(state: State, move: Move | dict[str, Any]) -> tuple[State, Events]:
     """
     move = read_move(state, move)
     seat = state.turn
+    assert seat is not None, "a legal move has a seat to make it"
     hands, stock, bank, target = state.hands, state.stock, state.bank, state.target
     if move.type == DRAW:
         card = stock[0]
@@ -245,6 +250,7 @@ def moved(
 def end_deal(state: State, ending: str, events: Events) -> tuple[State, Events]:
     """§11.4: score and bank the deal, then end the match or deal the next one."""
     loser = loser_of(state)
+    assert loser is not None, "a deal in play ends with a seat holding cards"
     sides = breakdown(state, loser)
     scores = tuple(banked + side["total"] for banked, side in zip(state.scores, sides))
     events.append({

@@ -12,9 +12,9 @@ def from_left(dealer: int, seats: int) -> list[int]:
     return [(dealer + offset) % seats for offset in range(1, seats + 1)]
 
 
-def loser_of(state: State) -> int:
+def loser_of(state: State) -> int | None:
     """§11.2: the last holder, or after a blocked deal the holder with the most card points
-    in hand, ties to the first from the dealer's left."""
+    in hand, ties to the first from the dealer's left (None if no seat holds a card)."""
     holders = state.holders()
     if len(holders) == 1:
         return holders[0]

@@ -13,6 +13,7 @@ it plays in, so it can tell exactly whether the answering seat holds a beater.
 import random
 from collections.abc import Callable
 from functools import lru_cache
+from typing import cast
 
 from engine.bank.cards import DECK, EIGHT, POINTS, RANK, SEVEN
 from engine.bank.moves import (
@@ -88,6 +89,7 @@ def immediate(state: State, move: Move) -> int:
     going out and a bank a trump king or four kings take; a pass that lets another seat
     take the bank counts against the mover."""
     seat = state.turn
+    assert seat is not None, "a move has a seat to make it"
     if move.type == PASS:
         return -given_away(state, seat)
     if len(move.cards) < len(state.hands[seat]) or move.type not in (LAY, QUAD, RUN):
@@ -104,6 +106,7 @@ def outlook(state: State, move: Move, miss: Miss) -> float:
     cards and points it sheds, the answers it gives up, and for an eight or a quad the bank
     it keeps from the seat that would take it on a pass."""
     seat = state.turn
+    assert seat is not None, "a move has a seat to make it"
     cards = move.cards
     if not cards or len(cards) == len(state.hands[seat]):
         return 0.0
@@ -142,7 +145,7 @@ def answers(card: str, common: tuple[int, ...], own_trump: str | None) -> frozen
 def guessed_miss(state: State, after: int, card: str) -> float:
     """The chance that `after` holds no answer to `card` among its hand and the card it may
     draw, the unseen cards being dealt at random (all the mover can know)."""
-    seen = seen_by(state, state.turn)
+    seen = seen_by(state, cast(int, state.turn))  # a seat: a move is being weighed
     answering = answers(card, state.common, state.personal[after])
     unseen = len(DECK) - len(seen)
     hits = sum(1 for other in answering if other not in seen)

@@ -403,15 +403,15 @@ def check_trumps(state: State) -> None:
             return
     elif personal.count(None) == len(personal):
         return
-    for seat, suit in enumerate(personal):  # the careful pass, only to name what is wrong
+    for seat, own in enumerate(personal):  # the careful pass, only to name what is wrong
         path = f"trumps.personal.{seat}"
-        if mode != "per_player" and suit is not None:
+        if mode != "per_player" and own is not None:
             raise StateError(path, f"must be null under trump_mode {mode}")
         if mode == "per_player":
-            if suit is None:
+            if own is None:
                 raise StateError(path, "every seat has its own trump suit under per_player")
-            if suit in personal[:seat]:
-                raise StateError(path, f"{suit} is already another seat's trump")
+            if own in personal[:seat]:
+                raise StateError(path, f"{own} is already another seat's trump")
 
 
 def check_target(state: State) -> None:

@@ -5,14 +5,14 @@ from engine.basra.rules import DEFAULT_PRESET, PRESETS, SEAT_COUNTS, Rules
 from engine.basra.search import BasraSearch
 from engine.basra.shapes import SHAPES
 from engine.basra.state import MATCH_OVER, State, side_of
-from engine.game import CardGame, MatchResult, register, seat_view
+from engine.game import CardGame, MatchResult, Search, register, seat_view
 
 
 class Basra(CardGame):
     """Basra for the registry: two seats, or two partnerships of two."""
 
     name = "basra"
-    search = BasraSearch()
+    search: Search | None = BasraSearch()
     rules, presets, default_preset, seat_counts = Rules, PRESETS, DEFAULT_PRESET, SEAT_COUNTS
     state = State
     shapes = SHAPES

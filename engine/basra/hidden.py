@@ -106,13 +106,17 @@ def policy_move(
             worth = move_worth(option, table, rules, worth_of) + noise * rng.random()
             if best is None or worth > best_worth:
                 best, best_worth = option, worth
+    assert best is not None, "the mover holds a card"
     return best
 
 
-def playout(state: State, move: Move, side: int, rng: random.Random, noise: float) -> float:
-    """Play `move`, then the rest of the round with the playout policy for every seat;
-    the round's point difference for `side` (its total minus the best other total), scored
-    by the rules' own end of round. `noise` (in points) randomises the policy's choices."""
+def playout(
+    state: State, move: Move | None, side: int, rng: random.Random, noise: float
+) -> float:
+    """Play `move` (None: the policy's choice), then the rest of the round with the playout
+    policy for every seat; the round's point difference for `side` (its total minus the
+    best other total), scored by the rules' own end of round. `noise` (in points)
+    randomises the policy's choices."""
     rules = state.rules
     seats = state.seats
     hands = [list(hand) for hand in state.hands]
@@ -122,6 +126,7 @@ def playout(state: State, move: Move, side: int, rng: random.Random, noise: floa
     basras = [list(records) for records in state.basras]
     last = state.last_capturer
     turn = state.turn
+    assert turn is not None, "a seat is to move while the match is played"
     per_deal = rules.hand_size * seats
     final = is_final_card(state)
     while True:

@@ -301,18 +301,24 @@ def legal_moves(state: State) -> list[Move]:
     rules = state.rules
     # Whether this is the round's last card changes a listing only when its basra scores none.
     final = not rules.last_card_basra_counts and is_final_card(state)
-    moves = hand_moves(state.hands[state.turn], state.table, rules, final)
+    turn = state.turn
+    assert turn is not None, "a seat is to move while the match is played"
+    moves = hand_moves(state.hands[turn], state.table, rules, final)
     return LISTED.remember(state, moves)
 
 
-def read_move(state: State, move: Mapping[str, Any] | Move) -> Move:
-    """The legal move that `move` names: a card from the mover's hand and, unless the card
-    has one outcome only, its capture."""
+def read_move(state: State, move: object) -> Move:
+    """The legal move that `move` (a Move or its JSON form) names: a card from the mover's
+    hand and, unless the card has one outcome only, its capture."""
     if state.status != PLAYING:
         raise IllegalMove("move", "the match is over")
-    hand = state.hands[state.turn]
+    turn = state.turn
+    assert turn is not None, "a seat is to move while the match is played"
+    hand = state.hands[turn]
     if not hand:
         raise IllegalMove("move", "the round is played out; there is no card to play")
+    card: object
+    capture: tuple[str, ...] | None
     if isinstance(move, Move):
         card, capture = move.card, move.capture
     elif isinstance(move, Mapping):

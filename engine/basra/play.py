@@ -71,6 +71,7 @@ def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
     # One unpacking instead of an attribute lookup per field.
     (rules, seats, dealer, seat, hands, table, stock, captured, basras, last_capturer,
      scores, carry, number, status, winner, seed) = state  # fmt: skip
+    assert seat is not None, "a legal move has a seat to make it"
     hand = hands[seat]
     at = hand.index(card)
     left = hand[:at] + hand[at + 1 :]

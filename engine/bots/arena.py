@@ -17,8 +17,10 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import cast
 
 from engine.bots import LEVELS, choose_move
+from engine.game import MatchResult as Outcome
 from engine.game import get_game
 
 Z95 = 1.959963984540054
@@ -85,7 +87,7 @@ def play_match(
         times[who].append(time.perf_counter() - started)
         state, _ = game.apply(state, move)
         ply += 1
-    outcome = game.outcome(state)
+    outcome = cast(Outcome, game.outcome(state))  # the loop ends with the match
     return MatchResult(first, a_seats, outcome.winners, outcome.points, ply, times)
 
 

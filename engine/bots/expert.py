@@ -16,7 +16,7 @@ decision gets ITERATIONS.
 
 import random
 import time
-from typing import Any
+from typing import Any, cast
 
 from engine.bots.search import search_of
 from engine.game import Game, Search
@@ -45,7 +45,7 @@ def expert_player(
     legal move with its mean."""
     deadline = None if seconds is None else time.perf_counter() + seconds
     moves = game.legal_moves(state)
-    seat = game.to_move(state)
+    seat = cast(int, game.to_move(state))  # a seat: the match is being played
     search = search_of(game)
     iterations = iterations or budget(search, len(moves))
     playout = search.playout

@@ -2,7 +2,7 @@
 and what a game offers of its own (`game.search`)."""
 
 import random
-from typing import Any
+from typing import Any, cast
 
 from engine.game import Game, Search
 
@@ -25,7 +25,7 @@ class Generic:
         self.game = game
 
     def move_value(self, state: Any, move: Any) -> tuple[float]:
-        seat = self.game.to_move(state)
+        seat = cast(int, self.game.to_move(state))  # a seat: the match is being played
         after, _ = self.game.apply(state, move)
         return (advantage(self.game, after, seat),)
 
