@@ -4,7 +4,8 @@ PIP := $(PY) -m pip --quiet --disable-pip-version-check
 PYTEST_ARGS ?=
 CLIENT := clients/typescript
 
-.PHONY: venv redis-server chromium java node wrk client client-test test run bench lint openapi
+.PHONY: venv redis-server chromium java node wrk client client-test test run bench lint openapi \
+	compiled pure test-compiled
 
 venv: $(VENV)/.installed
 
@@ -88,6 +89,29 @@ wrk:
 
 bench: venv redis-server wrk $(VENV)/.bench-installed
 	$(PY) -m bench
+
+# The optional compiled engine (docs/operations.md): mypyc, installed with mypy into the
+# venv, builds a C extension beside each engine module it compiles (compile_engine.py says
+# which stay interpreted), and Python imports those first. `pure` deletes them: the
+# pure-Python engine again. A C compiler and Python's headers come from Debian if missing.
+MYPY := mypy==2.4.1
+
+$(VENV)/.mypyc-installed: $(VENV)/.installed
+	@$(PIP) install '$(MYPY)'
+	@touch $@
+
+compiled: $(VENV)/.mypyc-installed
+	$(call apt-install,command -v cc,gcc)
+	$(call apt-install,test -f "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h",python3-dev)
+	$(PY) compile_engine.py
+
+pure:
+	find engine -name '*.so' -delete
+	rm -rf build/mypyc
+
+# The whole suite on the compiled engine, which is then removed again (even on a failure).
+test-compiled: compiled
+	$(PY) -m pytest -n 2 $(PYTEST_ARGS); status=$$?; $(MAKE) --no-print-directory pure; exit $$status
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -16,13 +16,18 @@ positions and the p99 of one listing, the worst capture search on 20-numeral tab
 (caches cleared) against twice the listing budget, and complete random rounds per second;
 Bank's: legal-move listings per second on its own corpus (every trump mode and capture
 option, 2 to 4 seats) and complete random deals per second.
+
+The first line says which engine build was measured: pure Python, or how many of the
+engine's modules run compiled (`make compiled`, docs/operations.md).
 """
 
 import argparse
 import importlib
+import importlib.machinery
 import random
 import resource
 import statistics
+import sys
 import time
 from collections.abc import Callable, Iterator
 
@@ -243,9 +248,30 @@ def sources() -> Iterator[tuple[str, Playout | None]]:
     yield COMPILED_PEER, peer_playouts(COMPILED_PEER)
 
 
+def engine_build() -> str:
+    """Which build of the engine this process runs: `pure Python`, or how many of its
+    modules loaded so far are compiled extensions (`make compiled`)."""
+    modules = [
+        module
+        for name, module in sorted(sys.modules.items())
+        if (name == "engine" or name.startswith("engine."))
+        and not name.endswith("__mypyc")  # the compiled modules' shared library
+        and getattr(module, "__file__", None)
+    ]
+    compiled = [
+        module.__name__
+        for module in modules
+        if module.__file__.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    ]
+    if not compiled:
+        return f"pure Python ({len(modules)} engine modules interpreted)"
+    return f"compiled: {len(compiled)} of {len(modules)} engine modules are mypyc extensions"
+
+
 def measure(seconds: float, games_played: int, tables: int, rounds: int) -> list[Target]:
     """Print the engine figures and return its targets."""
     found = dict(sources())
+    print(f"engine build: {engine_build()}")
     playouts = {name: playout for name, playout in found.items() if playout is not None}
     rates = actions_per_cpu_second(playouts, seconds)
     print(f"random playouts, whole matches, {seconds:g} CPU-s each in "

@@ -65,12 +65,12 @@ def dealt(state: State, dealer: int, number: int, seed: str) -> State:
     )  # fmt: skip
 
 
-def new_game(rules: Rules, seats: int, seed: str) -> State:
+def new_game(rules: Rules, seats: object, seed: str) -> State:
     """Deal 1 of a fresh match: trumps and the first dealer drawn from the seed (§2.2, §4.1).
 
     :raises RulesError: `seats` is not 2, 3 or 4.
     """
-    check_seats(seats)
+    seats = check_seats(seats)
     suits = shuffled(SUITS, f"bank/trumps/{seed}")
     mode = rules.trump_mode
     common = (
@@ -115,7 +115,7 @@ def draw_event(seat: int, card: str, forced: bool) -> dict[str, Any]:
     return {"type": "draw", "seat": seat, "card": card, "forced": forced}
 
 
-def apply(state: State, move: Move | dict[str, Any]) -> tuple[State, Events]:
+def apply(state: State, move: object) -> tuple[State, Events]:
     """Play one move (a Move of `legal_moves` or its JSON form): the new state and the
     events, exactly the steps of §16.
 

@@ -322,8 +322,8 @@ def read_move(state: State, move: object) -> Move:
     if isinstance(move, Move):
         card, capture = move.card, move.capture
     elif isinstance(move, Mapping):
-        card, capture = move.get("card"), move.get("capture")
-        capture = None if capture is None else read_capture(capture)
+        card, named = move.get("card"), move.get("capture")
+        capture = None if named is None else read_capture(named)
     else:
         raise NotAMove("move", "must be an object with 'card' and 'capture'")
     try:

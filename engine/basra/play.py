@@ -1,11 +1,10 @@
 """Dealing, applying a move, the end of a round and of the match (spec §3, §4, §7, §9)."""
 
-from collections.abc import Mapping
 from itertools import filterfalse
 from typing import Any
 
 from engine.basra.cards import DECK
-from engine.basra.moves import LISTED, Move, canonical, read_move, sweeps
+from engine.basra.moves import LISTED, canonical, read_move, sweeps
 from engine.basra.rules import INITIAL_TABLE, SEAT_COUNTS, Rules
 from engine.basra.scoring import final_breakdown, sweep_leftovers
 from engine.basra.state import MATCH_OVER, MAX_ROUNDS, PLAYING, SIDES, State, side_of
@@ -51,8 +50,8 @@ def deal_round(
     return deal_hands(deck[:dealt], seats, dealer), tuple(table), tuple(rest)
 
 
-def new_game(rules: Rules, seats: int, seed: str) -> State:
-    rules.check_seats(seats)
+def new_game(rules: Rules, seats: object, seed: str) -> State:
+    seats = rules.check_seats(seats)
     dealer = seats - 1
     hands, table, stock = deal_round(rules, seats, dealer, shuffled_deck(seed, 1))
     return State(
@@ -63,8 +62,9 @@ def new_game(rules: Rules, seats: int, seed: str) -> State:
     )  # fmt: skip
 
 
-def apply(state: State, move: Mapping[str, Any] | Move) -> tuple[State, Events]:
-    """Play one move: the new state and what happened. Raises MoveError for an illegal move."""
+def apply(state: State, move: Any) -> tuple[State, Events]:
+    """Play one move (a Move or its JSON form, any value read_move reads or refuses): the
+    new state and what happened. Raises MoveError for an illegal move."""
     if not LISTED.listed(state, move):
         move = read_move(state, move)  # not just listed for this state: checked in full
     card, capture, basra, basra_points = move

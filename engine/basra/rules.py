@@ -85,7 +85,8 @@ class Rules:
         # A fresh dict and list each time: callers own what they are given.
         return {**written, "seats_allowed": list(self.seats_allowed)}
 
-    def check_seats(self, seats: object) -> None:
+    def check_seats(self, seats: object) -> int:
+        """The number of seats, if these rules allow it (raises RulesError otherwise)."""
         if type(seats) is not int or seats not in self.seats_allowed:
             raise RulesError(
                 "seats",
@@ -97,6 +98,7 @@ class Rules:
                 "hand_size",
                 f"{self.hand_size} cards to {seats} seats does not divide the {DEALT} dealt cards",
             )
+        return seats
 
 
 # Each option's declared shape: what a request may send, what a state echoes, what is checked.
