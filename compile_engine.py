@@ -28,6 +28,9 @@ from setuptools import setup
 
 ROOT = Path(__file__).resolve().parent
 INTERPRETED = {"engine/game.py", "engine/cards.py"}
+# Built in place; what the build leaves besides the .so files goes under build/mypyc.
+BUILD_EXT = ["build_ext", "--inplace", "--build-temp", "build/mypyc/temp"]
+BUILD_EXT += ["--build-lib", "build/mypyc/lib"]
 
 
 def compiled_modules() -> list[str]:
@@ -54,7 +57,7 @@ def main() -> None:
     setup(
         name="card-games-engine-compiled",
         ext_modules=extensions,
-        script_args=["build_ext", "--inplace", "--build-temp", "build/mypyc/temp"],
+        script_args=BUILD_EXT,
     )
     print(f"compiled {len(modules)} engine modules", file=sys.stderr)
 
