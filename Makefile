@@ -66,8 +66,10 @@ chromium:
 java:
 	$(call apt-install,command -v java,default-jre-headless)
 
+# The Python suite twice: on the pure-Python engine, then on its mypyc build (test-compiled).
 test: venv redis-server chromium java $(CLIENT)/node_modules/.installed
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory test-compiled
 	cd $(CLIENT) && npm test
 	$(VENV)/bin/ruff check .
 
