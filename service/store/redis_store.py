@@ -91,6 +91,9 @@ UNREACHABLE = (
     redis.exceptions.RedisClusterException,
 )
 
+# WAIT's error on a node that is a replica now: a 503 like READONLY.
+DEMOTED = "WAIT cannot be used with replica instances"
+
 # A session's epoch: each session remembers the run id of the Redis process that last
 # touched it (`incarnation`) and that process's replication id (`lineage`). A different run
 # id means Redis restarted from its files or a replica took over since, either of which may
@@ -511,7 +514,11 @@ class RedisStore(SessionStore):
             node = self._node_of(keys[0])
             try:
                 return self._run_and_wait(node, script, keys, args)
-            except (redis.exceptions.ConnectionError, redis.exceptions.AskError):
+            except (
+                redis.exceptions.ConnectionError,
+                redis.exceptions.AskError,
+                redis.exceptions.ReadOnlyError,
+            ):
                 self._refresh_topology()
                 raise
 
@@ -524,6 +531,14 @@ class RedisStore(SessionStore):
             if isinstance(reply, redis.exceptions.NoScriptError):
                 node.script_load(script.script)  # a fresh primary: its script cache is empty
                 continue
+            if isinstance(replicas, redis.exceptions.ResponseError) and str(replicas).startswith(
+                DEMOTED
+            ):
+                # The node turned replica between the script and WAIT (a failover chose another
+                # primary): nothing is acknowledged, and its connections go, so that the next
+                # call asks anew where the primary is.
+                node.connection_pool.disconnect(inuse_connections=False)
+                raise redis.exceptions.ReadOnlyError(str(replicas))
             for result in (reply, replicas):
                 if isinstance(result, Exception):
                     raise result

@@ -82,6 +82,26 @@ def past_503s(call):
     return answer
 
 
+def test_a_write_to_a_node_turned_replica_is_a_503_not_a_500(tmp_path):
+    """WAIT on a node that is a replica now (a failover demoted it between the script and
+    WAIT) answers an error of its own, not READONLY: it is a 503 like any failover. A
+    writable replica shows it, its script running and its WAIT refused."""
+    with RedisServer(tmp_path / "primary") as primary, RedisServer(
+        tmp_path / "replica", replica_read_only="no"
+    ) as replica:
+        with replica.client() as client:
+            client.replicaof("127.0.0.1", primary.port)
+        app = create_app({"REDIS_URL": replica.url, "REDIS_MIN_REPLICAS": 1,
+                          "REDIS_TIMEOUT_SECONDS": 0.5})  # fmt: skip
+        try:
+            answer = app.test_client().post("/v1/sessions", json={"game": "basra",
+                                                                  "seats": WITH_BOT})  # fmt: skip
+            assert answer.status_code == 503, answer.get_json()
+            assert answer.get_json()["type"].endswith("/unavailable")
+        finally:
+            app.extensions["sessions"].close()
+
+
 def test_an_answer_waits_for_a_replica_and_a_retry_after_its_503_is_safe(replicated):
     primary, replica = replicated
     app = create_app({"REDIS_URL": primary.url, "REDIS_MIN_REPLICAS": 1,
