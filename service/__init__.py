@@ -7,6 +7,7 @@ import flask
 from flask_swagger_ui import get_swaggerui_blueprint
 
 from engine.game import games as registered_games
+from service import stateless
 from service.config import load_config
 from service.errors import ProblemApi, install_problems
 from service.headers import (
@@ -17,12 +18,12 @@ from service.headers import (
     request_id,
 )
 from service.json import OrjsonProvider
+from service.lean import LeanPath
 from service.limits import BoundedBody, RateLimits, RateLimitsDocumented, install_rate_limits
 from service.logs import install_logging
 from service.metrics import install_metrics
 from service.routes import games, health, page, problems, sessions
 from service.schemas import document, spec_yaml
-from service.stateless import LeanPath
 
 DOCS_PATH = "/docs"
 
@@ -77,11 +78,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
 def install_front(app: flask.Flask) -> None:
     """What runs in front of Flask, outermost first: the body's bound, the rate limits (a
     refused request goes straight to Flask, which answers its 429), and the lean path that
-    answers clean stateless calls itself (service/stateless.py)."""
+    answers clean stateless calls and hosted moves itself (service/lean.py)."""
     config = app.config
     flask_app = app.wsgi_app
     lean = LeanPath(
         flask_app,
+        [*stateless.lean_routes(), *sessions.lean_routes(app)],
         max_body=config["MAX_BODY_BYTES"],
         metrics=bool(config["METRICS"]),
         cors=cors_origins(config["CORS_ORIGINS"]) is not None,

@@ -48,8 +48,11 @@ def json_body(req: flask.Request) -> Any:
     if not core.is_json(req.mimetype):
         raise UnsupportedBody(req.mimetype)
     body = req.get_data(cache=True)
-    if not body:
-        return core.missing
+    return parsed(body) if body else core.missing
+
+
+def parsed(body: bytes) -> Any:
+    """A request's JSON body; a 400 when it does not parse."""
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as error:

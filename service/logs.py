@@ -15,6 +15,10 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 import flask
 from pythonjsonlogger.json import JsonFormatter
@@ -26,19 +30,56 @@ FIELDS = "{asctime}{levelname}{name}{message}"
 RENAMED = {"asctime": "time", "levelname": "level", "name": "logger"}
 
 
+@dataclass(frozen=True)
+class Request:
+    """What a line logged inside a request says of it."""
+
+    request_id: str | None
+    route: str
+    method: str
+    session_id: str | None
+
+
+# The request the lean path (service/lean.py) is answering in this greenlet or thread: it
+# has no Flask request to read these from.
+LEAN_REQUEST: ContextVar[Request | None] = ContextVar("lean_request", default=None)
+
+
+@contextmanager
+def lean_request(request_id: str, route: str, session_id: str | None) -> Iterator[None]:
+    """Lines logged inside this block carry this POST's id, route and session."""
+    token = LEAN_REQUEST.set(Request(request_id, route, "POST", session_id))
+    try:
+        yield
+    finally:
+        LEAN_REQUEST.reset(token)
+
+
+def current_request() -> Request | None:
+    """The request this line is logged in, by Flask or by the lean path; None outside one."""
+    if not flask.has_request_context():
+        return LEAN_REQUEST.get()
+    request = flask.request
+    return Request(
+        flask.g.get("request_id"),
+        request.url_rule.rule if request.url_rule is not None else UNMATCHED,
+        request.method,
+        (request.view_args or {}).get("session_id"),
+    )
+
+
 class RequestContext(logging.Filter):
     """Adds request_id, route, method and session_id to a line logged inside a request."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not flask.has_request_context():
+        request = current_request()
+        if request is None:
             return True
-        request = flask.request
-        record.request_id = flask.g.get("request_id")
-        record.route = request.url_rule.rule if request.url_rule is not None else UNMATCHED
+        record.request_id = request.request_id
+        record.route = request.route
         record.method = request.method
-        session_id = (request.view_args or {}).get("session_id")
-        if session_id is not None and not hasattr(record, "session_id"):
-            record.session_id = session_id
+        if request.session_id is not None and not hasattr(record, "session_id"):
+            record.session_id = request.session_id
         return True
 
 

@@ -2,6 +2,8 @@
 
 import select
 import socket
+from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import flask
@@ -12,7 +14,6 @@ from engine.game import games
 from service.errors import (
     PROBLEM_JSON,
     RETRY_AFTER,
-    BadRequestBody,
     ProblemApi,
     ProblemSchema,
     UnsupportedBody,
@@ -22,7 +23,8 @@ from service.hosted.answers import entity_tag
 from service.hosted.problems import StaleVersion, unavailable
 from service.hosted.sessions import Sessions, open_sessions
 from service.hosted.tokens import MAX_KEY_LENGTH
-from service.json import dumps, has_body
+from service.json import dumps, has_body, parsed
+from service.lean import LeanRoute, raised_by_lean_path
 from service.routes import Blueprint, answer, documented
 from service.schemas.envelopes import (
     MAX_VERSION,
@@ -188,10 +190,7 @@ def json_body() -> object:
         return None
     if not core.is_json(request.mimetype):
         raise UnsupportedBody(request.mimetype)
-    try:
-        return orjson.loads(request.get_data(cache=True))
-    except orjson.JSONDecodeError as error:
-        raise BadRequestBody(f"malformed JSON body: {error}") from error
+    return parsed(request.get_data(cache=True))
 
 
 def store_down(view):
@@ -332,7 +331,22 @@ def move(session_id: str) -> flask.Response:
     version (409, with the current `version` in the problem), turn (403), legality (422).
     The answer includes the bots' replies up to the next human turn; `version` grows by one
     per applied move."""
+    raised_by_lean_path(flask.request.environ)  # its problem, without moving twice
     return answer(sessions().move(session_id, authorization(), json_body, idempotency_key()))
+
+
+def lean_routes(app: flask.Flask) -> list[LeanRoute]:
+    """A move with a JSON body, for the lean path (service/lean.py): the same call of the
+    same sessions as the route above, its headers read from the environ."""
+    hosted: Sessions = app.extensions["sessions"]
+
+    def moved(environ: dict[str, Any], arguments: Mapping[str, str], data: bytes) -> bytes:
+        return dumps(hosted.move(
+            arguments["session_id"], environ.get("HTTP_AUTHORIZATION"), partial(parsed, data),
+            environ.get("HTTP_IDEMPOTENCY_KEY"),
+        ))  # fmt: skip
+
+    return [LeanRoute(f"{blp.url_prefix}/<session_id>/moves", moved)]
 
 
 @blp.route("/<session_id>/spectators", methods=["POST"])

@@ -1,7 +1,8 @@
-"""The lean path (service/stateless.py) answers clean legal-moves and apply calls without a
+"""The lean path (service/lean.py) answers clean legal-moves, apply and hosted moves without a
 Flask request, exactly as their Flask routes do: the same bytes, status and headers over
 whole random matches of every game; everything else reaches Flask and gets its answer."""
 
+import logging
 import random
 
 import flask
@@ -12,8 +13,10 @@ from hypothesis import strategies as st
 
 from engine.game import games, get_game
 from service import create_app
+from service.lean import LeanPath
 from service.limits import BoundedBody, RateLimits
-from service.stateless import LeanPath
+from service.logs import RequestContext
+from service.store import StoreUnavailable
 
 REQUEST_ID = {"X-Request-ID": "lean-1"}
 
@@ -192,3 +195,205 @@ def test_a_cross_origin_call_gets_flask_corss_headers():
         assert seen == ["/v1/games/basra/legal-moves"]  # no Origin: the lean path's
     finally:
         app.extensions["sessions"].close()
+
+
+SESSIONS = "/v1/sessions"
+SEEDED = {"REDIS_URL": None, "CLIENT_SEEDS": True}
+
+
+@pytest.fixture(scope="module")
+def lean_sessions():
+    app = create_app(SEEDED)
+    yield app
+    app.extensions["sessions"].close()
+
+
+@pytest.fixture(scope="module")
+def flask_sessions():
+    app = create_app(SEEDED)
+    app.wsgi_app = next(front for front in middlewares(app) if isinstance(front, LeanPath)).app
+    yield app
+    app.extensions["sessions"].close()
+
+
+class Seated:
+    """The same seeded all-human session in one app: its id, each seat's token, and the
+    match as the engine plays it beside."""
+
+    def __init__(self, app: flask.Flask, name: str, seed: str) -> None:
+        self.app, self.game = app, get_game(name)
+        preset = sorted(self.game.catalogue()["presets"])[0]
+        seats = min(self.game.catalogue()["seats"])
+        created = post(app, SESSIONS, orjson.dumps({
+            "game": name, "rules": {"preset": preset}, "seed": seed,
+            "seats": [{"type": "human"}] * seats,
+        }))  # fmt: skip
+        assert created.status_code == 201, created.json
+        self.id = created.json["id"]
+        self.tokens = [seat["token"] for seat in created.json["seats"]]
+        self.state = self.game.new({"preset": preset}, seats, seed)
+        self.version = 0
+
+    def move(self, body: bytes, seat: int | None = None, **headers: str):
+        mover = self.game.to_move(self.state) if seat is None else seat
+        return post(self.app, f"{SESSIONS}/{self.id}/moves", body,
+                    Authorization=f"Bearer {self.tokens[mover]}", **headers)  # fmt: skip
+
+    def body(self, move: object, version: int | None = None) -> bytes:
+        return orjson.dumps({"move": move, "version": self.version if version is None
+                             else version})  # fmt: skip
+
+    def played(self, move: object) -> None:
+        self.state, _ = self.game.apply(self.state, self.game.read_move(self.state, move))
+        self.version += 1
+
+
+def same_answer(mine, theirs) -> None:
+    assert mine.status_code == theirs.status_code
+    assert sorted(mine.headers.items()) == sorted(theirs.headers.items())
+    assert mine.data == theirs.data
+
+
+@settings(max_examples=12, deadline=None)
+@given(name=st.sampled_from(sorted(games())), seed=st.integers(0, 10**6))
+def test_hosted_moves_answer_the_same_without_flask(lean_sessions, flask_sessions, name, seed):
+    """A seeded match played move by move in a session of each app: the lean path's answers
+    are Flask's, byte for byte and header for header, and Flask never saw one of them."""
+    rng = random.Random(seed)
+    mine = Seated(lean_sessions, name, f"hosted-{seed}")
+    theirs = Seated(flask_sessions, name, f"hosted-{seed}")
+    seen = flask_requests(lean_sessions)
+    for _ in range(40):
+        moves = mine.game.legal_moves(mine.state)
+        if not moves:
+            break
+        move = mine.game.write_move(mine.state, rng.choice(moves))
+        answer = mine.move(mine.body(move))
+        same_answer(answer, theirs.move(theirs.body(move)))
+        assert answer.status_code == 200, answer.json
+        assert answer.headers["Cache-Control"] == "no-store"
+        mine.played(move)
+        theirs.played(move)
+    assert seen == []
+
+
+def test_every_refused_hosted_move_is_flasks_problem_and_changes_nothing(
+    lean_sessions, flask_sessions
+):
+    """Each of the contract's refusals, in its order of checks, answered alike by both apps
+    (through the lean path, Flask raises what the lean call raised); nothing moved."""
+    mine, theirs = Seated(lean_sessions, "basra", "refused"), Seated(flask_sessions, "basra",
+                                                                       "refused")  # fmt: skip
+    mover = mine.game.to_move(mine.state)
+    move = mine.game.write_move(mine.state, mine.game.legal_moves(mine.state)[0])
+    not_in_hand = next(card for card in ("AS", "2S", "3S", "4S", "5S")
+                       if card not in mine.game.view(mine.state, mover)["hand"])  # fmt: skip
+    refusals = [
+        (mine.body(move), {"Authorization": "Bearer nobody"}, None, 401),
+        (mine.body(move, version=3), {}, None, 409),
+        (mine.body(move), {}, 1 - mover, 403),
+        (mine.body({"card": not_in_hand}), {}, None, 422),
+        (orjson.dumps({"move": move, "version": 0, "extra": 1}), {}, None, 422),
+        (orjson.dumps({"move": [], "version": 0}), {}, None, 422),
+        (b"{not json", {}, None, 400),
+    ]
+    seen = flask_requests(lean_sessions)
+    for body, headers, seat, status in refusals:
+        answers = []
+        for seated in (mine, theirs):
+            sent = dict(headers)
+            if "Authorization" not in sent:
+                token = seated.tokens[mover if seat is None else seat]
+                sent["Authorization"] = f"Bearer {token}"
+            answers.append(post(seated.app, f"{SESSIONS}/{seated.id}/moves", body, **sent))
+        same_answer(*answers)
+        assert answers[0].status_code == status, answers[0].json
+        assert answers[0].headers["Content-Type"] == "application/problem+json"
+    assert seen == [f"{SESSIONS}/{mine.id}/moves"] * len(refusals)
+    assert lean_sessions.test_client().get(
+        f"{SESSIONS}/{mine.id}", headers={"Authorization": f"Bearer {mine.tokens[0]}"}
+    ).json["version"] == 0  # fmt: skip
+
+
+def test_a_retried_hosted_move_with_its_key_gets_the_first_answer(lean_sessions):
+    """Through the lean path as through Flask: a retry with the key replays the first
+    answer, and the key with another move is a 422."""
+    mine = Seated(lean_sessions, "basra", "retried")
+    first_move, other_move = (mine.game.write_move(mine.state, move)
+                              for move in mine.game.legal_moves(mine.state)[:2])  # fmt: skip
+    key = {"Idempotency-Key": "k-1"}
+    first = mine.move(mine.body(first_move), **key)
+    again = mine.move(mine.body(first_move), **key)
+    assert first.status_code == again.status_code == 200
+    assert first.data == again.data and first.json["version"] == 1
+    reused = mine.move(mine.body(other_move), **key)
+    assert reused.status_code == 422, reused.json
+
+
+def test_a_hosted_move_failing_after_its_commit_is_not_played_twice(monkeypatch):
+    """What a lean move raised is what Flask answers: a store that applied the move and
+    then failed answers 503, and the move is not run again by Flask (a second run would
+    be a 409, or with a bot to answer, a second move)."""
+    app = create_app(SEEDED)
+    try:
+        commits = app.extensions["sessions"].commits
+        real = commits.commit
+        calls = []
+
+        def committed_then_lost(*args, **kwargs):
+            calls.append(real(*args, **kwargs))
+            raise StoreUnavailable("the answer was lost")
+
+        mine = Seated(app, "basra", "lost")
+        move = mine.game.write_move(mine.state, mine.game.legal_moves(mine.state)[0])
+        monkeypatch.setattr(commits, "commit", committed_then_lost)
+        answer = mine.move(mine.body(move))
+        assert answer.status_code == 503
+        assert answer.headers["X-Request-ID"] == "lean-1"
+        assert len(calls) == 1
+        monkeypatch.setattr(commits, "commit", real)
+        read = app.test_client().get(f"{SESSIONS}/{mine.id}",
+                                     headers={"Authorization": f"Bearer {mine.tokens[0]}"})
+        assert read.json["version"] == 1
+    finally:
+        app.extensions["sessions"].close()
+
+
+def test_a_lean_moves_log_lines_name_its_request(lean_sessions):
+    """A line logged inside a lean move (the commit's) carries the request id, route and
+    session id, as it would inside Flask."""
+    records: list = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    handler.addFilter(RequestContext())
+    logger = logging.getLogger("service")
+    level, logger.level = logger.level, logging.INFO
+    logger.addHandler(handler)
+    try:
+        mine = Seated(lean_sessions, "basra", "logged")
+        move = mine.game.write_move(mine.state, mine.game.legal_moves(mine.state)[0])
+        seen = flask_requests(lean_sessions)
+        assert mine.move(mine.body(move), **{"X-Request-ID": "lean-log"}).status_code == 200
+        assert seen == []
+    finally:
+        logger.removeHandler(handler)
+        logger.level = level
+    moved = [record for record in records if record.getMessage() == "moves applied"]
+    assert [(r.request_id, r.route, r.method, r.session_id) for r in moved] == [
+        ("lean-log", f"{SESSIONS}/<session_id>/moves", "POST", mine.id)
+    ]
+
+
+def test_lean_hosted_moves_are_counted_in_the_metrics(lean_sessions):
+    def count() -> float:
+        text = lean_sessions.test_client().get("/metrics").text
+        wanted = ('cards_http_request_duration_seconds_count{method="POST",'
+                  'route="/v1/sessions/<session_id>/moves",status="200"}')  # fmt: skip
+        return next((float(line.split()[-1]) for line in text.splitlines()
+                     if line.startswith(wanted)), 0.0)  # fmt: skip
+
+    before = count()
+    mine = Seated(lean_sessions, "basra", "counted")
+    move = mine.game.write_move(mine.state, mine.game.legal_moves(mine.state)[0])
+    assert mine.move(mine.body(move)).status_code == 200
+    assert count() == before + 1
