@@ -89,10 +89,10 @@ $(VENV)/.bench-installed: $(VENV)/.installed
 wrk:
 	$(call apt-install,command -v wrk,wrk)
 
-# Every benchmark, then the engine's again on its mypyc build (left pure afterwards).
+# Every benchmark in one table, the engine's playouts also on its mypyc build (python -m
+# bench runs make compiled, then make pure).
 bench: venv redis-server wrk $(VENV)/.bench-installed
 	$(PY) -m bench
-	$(MAKE) --no-print-directory bench-compiled
 
 bench-compiled: compiled
 	$(PY) -m bench.engine; status=$$?; $(MAKE) --no-print-directory pure; exit $$status

@@ -6,18 +6,46 @@ budget such as the Bank expert's 50 ms a decision), their ratio, the goal and pa
 peer that is missing is a skip. Absolute figures drift with the machine's load, the ratios
 much less; the table ends with the machine's load average at the start and at the end of
 the run. `--quick` shortens every measurement.
+
+The engine's playouts are measured twice: pure Python (what `pip install` ships), and at the
+end on its mypyc build (`make compiled`, then `make pure` again whatever happens), in a
+process of its own with its peers beside it. `--pure` leaves the compiled build out.
 """
 
 import argparse
 import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import orjson
 
 from bench import bots, engine, http, sessions, state
-from bench.report import print_targets
+from bench.report import Target, print_targets
+
+MAKE = ["make", "--no-print-directory"]
+
+
+def compiled_playouts(seconds: float) -> list[Target]:
+    """The engine's playout targets on its mypyc build, beside the same peers (bench.engine
+    in a process of its own, since a process imports one build); the engine is pure again
+    afterwards."""
+    subprocess.run([*MAKE, "compiled"], check=True)
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            found = Path(scratch) / "playouts.json"
+            subprocess.run([sys.executable, "-m", "bench.engine", "--seconds", str(seconds),
+                            "--playouts-to", str(found)], check=True)  # fmt: skip
+            return [Target(**target) for target in orjson.loads(found.read_bytes())]
+    finally:
+        subprocess.run([*MAKE, "pure"], check=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs, rougher figures")
+    parser.add_argument("--pure", action="store_true", help="leave out the compiled engine")
     args = parser.parse_args()
     scale = 0.25 if args.quick else 1.0
     load_before = os.getloadavg()
@@ -32,6 +60,9 @@ def main() -> None:
     targets += http.measure(max(1, round(3 * scale)), 1, [16, 64], 300, [])
     print("\n== hosted sessions")
     targets += sessions.measure(10 * scale, 10, 1.0, 16, 4)
+    if not args.pure:
+        print("\n== engine, compiled")
+        targets += compiled_playouts(4 * scale)
     print_targets(targets, "all targets")
     print(f"\nload average (1, 5, 15 min) of this {os.cpu_count()}-core machine: "
           f"{' '.join(f'{x:.1f}' for x in load_before)} at the start, "
