@@ -1,5 +1,6 @@
 """gunicorn settings: `gunicorn -c gunicorn.conf.py` (counts and port from the environment)."""
 
+import logging
 import os
 import sys
 import tempfile
@@ -49,13 +50,23 @@ errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
 
 
+# The handlers gunicorn sets up for --access-logfile, whose formatter is the bare message.
+PLAIN_HANDLERS = (logging.StreamHandler, logging.FileHandler)
+
+
 class JsonAccessLogger(glogging.Logger):
     """gunicorn's logger, whose access line is one JSON object written by orjson from the
     fields it holds, so that it is valid JSON whatever a client puts in its path or
     headers: time, remote, method, path, query, status, bytes, duration_ms, request_id (the
     answer's X-Request-ID) and user_agent. gunicorn's own access line builds some fifty
     atoms a request (every request and response header, every environ entry) and then a
-    %-format of them, which cost a tenth of a stateless call's CPU."""
+    %-format of them, which cost a tenth of a stateless call's CPU.
+
+    The line goes straight to gunicorn's own handler (its file or standard output) under
+    the handler's lock: through logging's record, caller lookup and handler chain it cost
+    about 20 us more a request in a gevent worker, an eighth of what a worker spends on a
+    stateless apply (bench.http: 0.76 of the echo floor with it, 0.83 without). Any other
+    handler (syslog, a logconfig) still gets a record."""
 
     def access(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> None:
         if not self.access_log.handlers:  # no access log configured
@@ -75,7 +86,15 @@ class JsonAccessLogger(glogging.Logger):
             "user_agent": environ.get("HTTP_USER_AGENT", "-"),
         }
         try:
-            self.access_log.info(orjson.dumps(line).decode())
+            text = orjson.dumps(line).decode()
+            for handler in self.access_log.handlers:
+                if type(handler) in PLAIN_HANDLERS:  # gunicorn's file or stream: the line as is
+                    with handler.lock:  # type: ignore[union-attr]
+                        handler.stream.write(text + handler.terminator)
+                        handler.stream.flush()
+                else:
+                    handler.handle(self.access_log.makeRecord(
+                        self.access_log.name, logging.INFO, "", 0, text, (), None))
         except Exception:
             self.error(traceback.format_exc())
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.headers import NO_STORE, REQUEST_ID, REQUEST_ID_ENVIRON, request_id
-from service.logs import lean_request
+from service.logs import LEAN_REQUEST, Request
 from service.metrics import observe_request
 
 WSGIApp = Callable[[dict[str, Any], Callable], Iterable[bytes]]
@@ -110,14 +110,17 @@ class LeanPath:
         route, arguments = routed
         data = environ["wsgi.input"].read(int(length))
         identity = request_id(environ)
+        session_id = arguments.get("session_id")
+        context = LEAN_REQUEST.set(Request(identity, route.rule, "POST", session_id))
         try:
-            with lean_request(identity, route.rule, arguments.get("session_id")):
-                written = route.call(environ, arguments, data)
+            written = route.call(environ, arguments, data)
         except Exception as error:  # Flask's route answers it, or names its problem
             environ[RAISED] = error
             environ[REQUEST_ID_ENVIRON] = identity  # the id the call's log lines carry
             environ["wsgi.input"] = io.BytesIO(data)
             return self.app(environ, start_response)
+        finally:
+            LEAN_REQUEST.reset(context)
         start_response(
             "200 OK",
             [
