@@ -167,20 +167,22 @@ def test_a_body_over_the_limit_is_flasks_413(lean):
     assert seen == ["/v1/games/basra/legal-moves"]
 
 
-def test_lean_answers_are_counted_in_the_metrics(lean):
-    def count() -> float:
-        text = lean.test_client().get("/metrics").text
-        wanted = ('cards_http_request_duration_seconds_count{method="POST",'
-                  'route="/v1/games/basra/legal-moves",status="200"}')  # fmt: skip
-        return next((float(line.split()[-1]) for line in text.splitlines()
-                     if line.startswith(wanted)), 0.0)  # fmt: skip
+def answered_posts(app: flask.Flask, route: str) -> float:
+    """How many POSTs to `route` (its rule) the metrics have counted as answered 200."""
+    text = app.test_client().get("/metrics").text
+    wanted = ('cards_http_request_duration_seconds_count{method="POST",'
+              f'route="{route}",status="200"}}')  # fmt: skip
+    return next((float(line.split()[-1]) for line in text.splitlines()
+                 if line.startswith(wanted)), 0.0)  # fmt: skip
 
-    before = count()
+
+def test_lean_answers_are_counted_in_the_metrics(lean):
+    before = answered_posts(lean, "/v1/games/basra/legal-moves")
     state = get_game("basra").write(get_game("basra").new({}, 2, "counted"))
     for _ in range(3):
         assert post(lean, "/v1/games/basra/legal-moves",
                     orjson.dumps({"state": state})).status_code == 200  # fmt: skip
-    assert count() == before + 3
+    assert answered_posts(lean, "/v1/games/basra/legal-moves") == before + 3
 
 
 def test_a_cross_origin_call_gets_flask_corss_headers():
@@ -385,15 +387,9 @@ def test_a_lean_moves_log_lines_name_its_request(lean_sessions):
 
 
 def test_lean_hosted_moves_are_counted_in_the_metrics(lean_sessions):
-    def count() -> float:
-        text = lean_sessions.test_client().get("/metrics").text
-        wanted = ('cards_http_request_duration_seconds_count{method="POST",'
-                  'route="/v1/sessions/<session_id>/moves",status="200"}')  # fmt: skip
-        return next((float(line.split()[-1]) for line in text.splitlines()
-                     if line.startswith(wanted)), 0.0)  # fmt: skip
-
-    before = count()
+    route = f"{SESSIONS}/<session_id>/moves"
+    before = answered_posts(lean_sessions, route)
     mine = Seated(lean_sessions, "basra", "counted")
     move = mine.game.write_move(mine.state, mine.game.legal_moves(mine.state)[0])
     assert mine.move(mine.body(move)).status_code == 200
-    assert count() == before + 1
+    assert answered_posts(lean_sessions, route) == before + 1
