@@ -16,6 +16,13 @@ SENTINELS = 3
 READY_TIMEOUT = 30.0
 # How soon the sentinels call a silent primary down (then they agree and promote).
 DOWN_AFTER_MS = 1000
+# A failover that fails (no replica fit to promote yet) is tried again after twice this.
+FAILOVER_TIMEOUT_MS = 4000
+# How long a failover may take. A sentinel whose own process stalled for two seconds on a
+# loaded machine enters TILT and does nothing for 30 s (Redis's fixed period); its first
+# failover after may then find no replica fit yet and try again 2 x FAILOVER_TIMEOUT_MS
+# later (seen in CI: TILT, then "-failover-abort-no-good-slave").
+FAILOVER_SECONDS = 60.0
 
 
 class Sentinel:
@@ -30,7 +37,7 @@ class Sentinel:
             f"port {self.port}\nbind 127.0.0.1\ndir {directory}\n"
             f"sentinel monitor {MASTER} 127.0.0.1 {primary_port} 2\n"
             f"sentinel down-after-milliseconds {MASTER} {DOWN_AFTER_MS}\n"
-            f"sentinel failover-timeout {MASTER} 10000\n"
+            f"sentinel failover-timeout {MASTER} {FAILOVER_TIMEOUT_MS}\n"
             f"sentinel parallel-syncs {MASTER} 1\n"
         )
         self._process: subprocess.Popen[bytes] | None = None
@@ -117,7 +124,7 @@ class SentinelSet(Processes):
 
     def wait_for_failover(self, old: RedisServer) -> RedisServer:
         """After `old` died: the replica the sentinels promoted, once it is a primary."""
-        deadline = time.monotonic() + READY_TIMEOUT
+        deadline = time.monotonic() + FAILOVER_SECONDS
         while time.monotonic() < deadline:
             try:
                 promoted = self.primary()
@@ -128,4 +135,4 @@ class SentinelSet(Processes):
                     if client.info("replication")["role"] == "master":
                         return promoted
             time.sleep(0.2)
-        raise TimeoutError(f"no failover within {READY_TIMEOUT:g} s")
+        raise TimeoutError(f"no failover within {FAILOVER_SECONDS:g} s")
