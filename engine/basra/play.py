@@ -65,7 +65,8 @@ def new_game(rules: Rules, seats: object, seed: str) -> State:
 def apply(state: State, move: Any) -> tuple[State, Events]:
     """Play one move (a Move or its JSON form, any value read_move reads or refuses): the
     new state and what happened. Raises MoveError for an illegal move."""
-    if not LISTED.listed(state, move):
+    listed_for, listed = LISTED.entry  # LISTED.listed's test, a Python call less per move
+    if listed_for is not state or move not in listed:
         move = read_move(state, move)  # not just listed for this state: checked in full
     card, capture, basra, basra_points = move
     # One unpacking instead of an attribute lookup per field.
@@ -75,14 +76,15 @@ def apply(state: State, move: Any) -> tuple[State, Events]:
     hand = hands[seat]
     at = hand.index(card)
     left = hand[:at] + hand[at + 1 :]
-    hands = replaced(hands, seat, left)
+    hands = (*hands[:seat], left, *hands[seat + 1 :])  # replaced's, a Python call less
     events: Events = [{"type": "move", "seat": seat, "card": card, "capture": list(capture)}]
     if capture:
         side = side_of(seat)
         # A capture is a few cards: looked up in its tuple, no set is worth making; filtered
         # in C rather than by a comprehension, which is a Python function of its own.
         table = tuple(filterfalse(capture.__contains__, table))
-        captured = replaced(captured, side, (*captured[side], *capture, card))
+        pile = (*captured[side], *capture, card)
+        captured = (*captured[:side], pile, *captured[side + 1 :])  # replaced's, inline
         last_capturer = seat
         events.append({"type": "capture", "seat": seat, "side": side,
                        "cards": sort_cards((*capture, card))})  # fmt: skip
