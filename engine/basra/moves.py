@@ -2,7 +2,7 @@
 a move's JSON form."""
 
 from collections.abc import Iterable, Mapping
-from functools import cache, lru_cache, partial
+from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
 from engine.basra import covers
@@ -298,7 +298,8 @@ def search_captures(value: int, joining: int, policy: str) -> tuple[tuple[str, .
     )
 
 
-@cache
+# Bounded like search_captures: a state posted to the service can hold any table.
+@lru_cache(maxsize=1 << 16)
 def vector_captures(value: int, vector: int, policy: str) -> tuple[tuple[int, ...], int]:
     """The used-count vectors of every capture by sum of a numeral of `value` from the
     table numerals counted by `vector`; and when that is one capture taking every card of
