@@ -3,6 +3,7 @@
 Never the system server on 6379: tests stop and restart this one.
 """
 
+import random
 import shutil
 import signal
 import socket
@@ -15,12 +16,30 @@ import redis
 
 START_TIMEOUT = 10.0
 START_ATTEMPTS = 3
+# Where free ports are looked for: from here up to the kernel's ephemeral range.
+LOWEST_PORT = 10000
+EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+# Not the random module's own generator, which hypothesis seeds alike in every test worker.
+PORTS = random.SystemRandom()
 
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A loopback port nothing is bound to, below the kernel's ephemeral range: a port of
+    that range can become, between this look and a server's bind, the source port of any
+    outgoing connection (a CI run once saw redis-server fail with "Address already in
+    use" that way)."""
+    try:
+        highest = int(EPHEMERAL.read_text().split()[0]) - 1
+    except (OSError, ValueError, IndexError):  # not Linux: any port the kernel finds free
+        highest = 0
+    while True:
+        port = PORTS.randint(LOWEST_PORT, highest) if highest > LOWEST_PORT else 0
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return sock.getsockname()[1]
 
 
 class Processes:
