@@ -19,12 +19,14 @@ from service.logs import RequestContext
 from service.store import StoreUnavailable
 
 REQUEST_ID = {"X-Request-ID": "lean-1"}
+# Client seeds, so that a hosted session of each app deals the same match.
+SEEDED = {"REDIS_URL": None, "CLIENT_SEEDS": True}
 
 
 @pytest.fixture(scope="module")
 def lean():
     """The shipped app (rate limits off in these tests): the lean path in front of Flask."""
-    app = create_app({"REDIS_URL": None})
+    app = create_app(SEEDED)
     yield app
     app.extensions["sessions"].close()
 
@@ -41,7 +43,7 @@ def middlewares(app: flask.Flask) -> list[object]:
 @pytest.fixture(scope="module")
 def flask_only():
     """The same app without the lean path: every call is Flask's."""
-    app = create_app({"REDIS_URL": None})
+    app = create_app(SEEDED)
     lean = next(front for front in middlewares(app) if isinstance(front, LeanPath))
     app.wsgi_app = lean.app  # type: ignore[method-assign]
     yield app
@@ -64,11 +66,16 @@ def post(app: flask.Flask, path: str, body: bytes, **headers: str):
 
 def same(lean_app: flask.Flask, flask_app: flask.Flask, path: str, body: bytes, **headers: str):
     """Both apps' answers to one call, checked equal (status, headers, bytes)."""
-    mine, theirs = post(lean_app, path, body, **headers), post(flask_app, path, body, **headers)
+    mine = post(lean_app, path, body, **headers)
+    same_answer(mine, post(flask_app, path, body, **headers))
+    return mine
+
+
+def same_answer(mine, theirs) -> None:
+    """Two answers equal: status, headers and bytes."""
     assert mine.status_code == theirs.status_code
     assert sorted(mine.headers.items()) == sorted(theirs.headers.items())
     assert mine.data == theirs.data
-    return mine
 
 
 def test_the_lean_path_is_behind_the_rate_limits():
@@ -200,22 +207,6 @@ def test_a_cross_origin_call_gets_flask_corss_headers():
 
 
 SESSIONS = "/v1/sessions"
-SEEDED = {"REDIS_URL": None, "CLIENT_SEEDS": True}
-
-
-@pytest.fixture(scope="module")
-def lean_sessions():
-    app = create_app(SEEDED)
-    yield app
-    app.extensions["sessions"].close()
-
-
-@pytest.fixture(scope="module")
-def flask_sessions():
-    app = create_app(SEEDED)
-    app.wsgi_app = next(front for front in middlewares(app) if isinstance(front, LeanPath)).app
-    yield app
-    app.extensions["sessions"].close()
 
 
 class Seated:
@@ -250,21 +241,15 @@ class Seated:
         self.version += 1
 
 
-def same_answer(mine, theirs) -> None:
-    assert mine.status_code == theirs.status_code
-    assert sorted(mine.headers.items()) == sorted(theirs.headers.items())
-    assert mine.data == theirs.data
-
-
 @settings(max_examples=12, deadline=None)
 @given(name=st.sampled_from(sorted(games())), seed=st.integers(0, 10**6))
-def test_hosted_moves_answer_the_same_without_flask(lean_sessions, flask_sessions, name, seed):
+def test_hosted_moves_answer_the_same_without_flask(lean, flask_only, name, seed):
     """A seeded match played move by move in a session of each app: the lean path's answers
     are Flask's, byte for byte and header for header, and Flask never saw one of them."""
     rng = random.Random(seed)
-    mine = Seated(lean_sessions, name, f"hosted-{seed}")
-    theirs = Seated(flask_sessions, name, f"hosted-{seed}")
-    seen = flask_requests(lean_sessions)
+    mine = Seated(lean, name, f"hosted-{seed}")
+    theirs = Seated(flask_only, name, f"hosted-{seed}")
+    seen = flask_requests(lean)
     for _ in range(40):
         moves = mine.game.legal_moves(mine.state)
         if not moves:
@@ -279,13 +264,10 @@ def test_hosted_moves_answer_the_same_without_flask(lean_sessions, flask_session
     assert seen == []
 
 
-def test_every_refused_hosted_move_is_flasks_problem_and_changes_nothing(
-    lean_sessions, flask_sessions
-):
+def test_every_refused_hosted_move_is_flasks_problem_and_changes_nothing(lean, flask_only):
     """Each of the contract's refusals, in its order of checks, answered alike by both apps
     (through the lean path, Flask raises what the lean call raised); nothing moved."""
-    mine, theirs = Seated(lean_sessions, "basra", "refused"), Seated(flask_sessions, "basra",
-                                                                       "refused")  # fmt: skip
+    mine, theirs = Seated(lean, "basra", "refused"), Seated(flask_only, "basra", "refused")
     mover = mine.game.to_move(mine.state)
     move = mine.game.write_move(mine.state, mine.game.legal_moves(mine.state)[0])
     not_in_hand = next(card for card in ("AS", "2S", "3S", "4S", "5S")
@@ -299,7 +281,7 @@ def test_every_refused_hosted_move_is_flasks_problem_and_changes_nothing(
         (orjson.dumps({"move": [], "version": 0}), {}, None, 422),
         (b"{not json", {}, None, 400),
     ]
-    seen = flask_requests(lean_sessions)
+    seen = flask_requests(lean)
     for body, headers, seat, status in refusals:
         answers = []
         for seated in (mine, theirs):
@@ -312,15 +294,15 @@ def test_every_refused_hosted_move_is_flasks_problem_and_changes_nothing(
         assert answers[0].status_code == status, answers[0].json
         assert answers[0].headers["Content-Type"] == "application/problem+json"
     assert seen == [f"{SESSIONS}/{mine.id}/moves"] * len(refusals)
-    assert lean_sessions.test_client().get(
+    assert lean.test_client().get(
         f"{SESSIONS}/{mine.id}", headers={"Authorization": f"Bearer {mine.tokens[0]}"}
     ).json["version"] == 0  # fmt: skip
 
 
-def test_a_retried_hosted_move_with_its_key_gets_the_first_answer(lean_sessions):
+def test_a_retried_hosted_move_with_its_key_gets_the_first_answer(lean):
     """Through the lean path as through Flask: a retry with the key replays the first
     answer, and the key with another move is a 422."""
-    mine = Seated(lean_sessions, "basra", "retried")
+    mine = Seated(lean, "basra", "retried")
     first_move, other_move = (mine.game.write_move(mine.state, move)
                               for move in mine.game.legal_moves(mine.state)[:2])  # fmt: skip
     key = {"Idempotency-Key": "k-1"}
@@ -361,7 +343,7 @@ def test_a_hosted_move_failing_after_its_commit_is_not_played_twice(monkeypatch)
         app.extensions["sessions"].close()
 
 
-def test_a_lean_moves_log_lines_name_its_request(lean_sessions):
+def test_a_lean_moves_log_lines_name_its_request(lean):
     """A line logged inside a lean move (the commit's) carries the request id, route and
     session id, as it would inside Flask."""
     records: list = []
@@ -372,9 +354,9 @@ def test_a_lean_moves_log_lines_name_its_request(lean_sessions):
     level, logger.level = logger.level, logging.INFO
     logger.addHandler(handler)
     try:
-        mine = Seated(lean_sessions, "basra", "logged")
+        mine = Seated(lean, "basra", "logged")
         move = mine.game.write_move(mine.state, mine.game.legal_moves(mine.state)[0])
-        seen = flask_requests(lean_sessions)
+        seen = flask_requests(lean)
         assert mine.move(mine.body(move), **{"X-Request-ID": "lean-log"}).status_code == 200
         assert seen == []
     finally:
@@ -386,10 +368,10 @@ def test_a_lean_moves_log_lines_name_its_request(lean_sessions):
     ]
 
 
-def test_lean_hosted_moves_are_counted_in_the_metrics(lean_sessions):
+def test_lean_hosted_moves_are_counted_in_the_metrics(lean):
     route = f"{SESSIONS}/<session_id>/moves"
-    before = answered_posts(lean_sessions, route)
-    mine = Seated(lean_sessions, "basra", "counted")
+    before = answered_posts(lean, route)
+    mine = Seated(lean, "basra", "counted")
     move = mine.game.write_move(mine.state, mine.game.legal_moves(mine.state)[0])
     assert mine.move(mine.body(move)).status_code == 200
-    assert answered_posts(lean_sessions, route) == before + 1
+    assert answered_posts(lean, route) == before + 1
