@@ -238,10 +238,8 @@ def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple
     return search_captures(value, JOINABLE[value] & bits_of(table), policy)
 
 
-# Each numeral's unit and whole count field in a count vector (engine/basra/covers.py): the
-# vector of a set of numerals is one sum, and a cover uses a card's value where its field
-# is not zero.
-UNIT: dict[str, int] = {card: covers.unit(value) for card, value in VALUE.items() if value}
+# Each numeral's whole count field in a count vector (engine/basra/covers.py): a cover uses
+# a card's value where its field is not zero.
 FIELD: dict[str, int] = {card: covers.field(value) for card, value in VALUE.items() if value}
 
 # BIT holds each suit's cards in a row of SUIT_SPAN bits, its numerals (ace to ten) the
