@@ -94,8 +94,10 @@ wrk:
 bench: venv redis-server wrk $(VENV)/.bench-installed
 	$(PY) -m bench
 
+# The engine's figures on its mypyc build, then the pure engine again (even on a failure);
+# BENCH_ENGINE_ARGS go to bench.engine (python -m bench passes its own).
 bench-compiled: compiled
-	$(PY) -m bench.engine; status=$$?; $(MAKE) --no-print-directory pure; exit $$status
+	$(PY) -m bench.engine $(BENCH_ENGINE_ARGS); status=$$?; $(MAKE) --no-print-directory pure; exit $$status
 
 # The optional compiled engine (docs/operations.md): mypyc, installed with mypy into the
 # venv, builds a C extension beside each engine module it compiles (compile_engine.py says

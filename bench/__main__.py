@@ -8,14 +8,14 @@ much less; the table ends with the machine's load average at the start and at th
 the run. `--quick` shortens every measurement.
 
 The engine's playouts are measured twice: pure Python (what `pip install` ships), and at the
-end on its mypyc build (`make compiled`, then `make pure` again whatever happens), in a
-process of its own with its peers beside it. `--pure` leaves the compiled build out.
+end on its mypyc build (`make bench-compiled`: `make compiled`, then `make pure` again
+whatever happens), in a process of its own with its peers beside it. `--pure` leaves the
+compiled build out.
 """
 
 import argparse
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -28,18 +28,14 @@ MAKE = ["make", "--no-print-directory"]
 
 
 def compiled_playouts(seconds: float) -> list[Target]:
-    """The engine's playout targets on its mypyc build, beside the same peers (bench.engine
-    in a process of its own, since a process imports one build); the engine is pure again
-    afterwards."""
-    subprocess.run([*MAKE, "compiled"], check=True)
-    try:
-        with tempfile.TemporaryDirectory() as scratch:
-            found = Path(scratch) / "playouts.json"
-            subprocess.run([sys.executable, "-m", "bench.engine", "--seconds", str(seconds),
-                            "--playouts-to", str(found)], check=True)  # fmt: skip
-            return [Target(**target) for target in orjson.loads(found.read_bytes())]
-    finally:
-        subprocess.run([*MAKE, "pure"], check=True)
+    """The engine's playout targets on its mypyc build, beside the same peers: `make
+    bench-compiled` (bench.engine in a process of its own, since a process imports one
+    build; the engine is pure again afterwards)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        found = Path(scratch) / "playouts.json"
+        arguments = f"--seconds {seconds} --playouts-to {found}"
+        subprocess.run([*MAKE, "bench-compiled", f"BENCH_ENGINE_ARGS={arguments}"], check=True)
+        return [Target(**target) for target in orjson.loads(found.read_bytes())]
 
 
 def main() -> None:
