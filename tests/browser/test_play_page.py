@@ -352,9 +352,15 @@ def test_on_a_phone_the_hand_is_in_view_without_scrolling(served, player, game):
     # card at all, only a draw or a pass (a choice).
     page.wait_for_selector("#hand .playable, .choice")
     assert page.evaluate("window.scrollY") == 0
-    for card in page.locator("#hand .card").all():
-        box = card.bounding_box()
-        assert box is not None
+    # Read in one script, so every box is of one drawing: the page may redraw the hand between
+    # two calls (a stream event or a read landing), and a card measured after its hand was
+    # replaced has no box.
+    boxes = page.evaluate(
+        "[...document.querySelectorAll('#hand .card')].map((card) => card.getBoundingClientRect())"
+        ".map(({x, y, width, height}) => ({x, y, width, height}))"
+    )
+    assert boxes
+    for box in boxes:
         assert box["y"] >= 0 and box["y"] + box["height"] <= PHONE["height"], box
         assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
