@@ -207,6 +207,19 @@ def test_redis_going_away_is_unavailable_until_it_returns(redis_server, redis_ur
     store.close()
 
 
+def test_a_redis_that_lost_its_scripts_is_given_them_on_the_next_call(redis_url):
+    """SCRIPT FLUSH, as a restart from its files or a promoted replica leaves it: the
+    call that meets NOSCRIPT loads the script and is answered, on the same connection."""
+    store = RedisStore(redis_url, 60)
+    create(store, session())
+    store.client.script_flush()
+    assert store.load("s1").version == 0
+    store.client.script_flush()
+    assert store.commit("s1", change(0, '["a"]')).outcome is Outcome.APPLIED
+    assert store.events("s1", 0) == ['["a"]']
+    store.close()
+
+
 def test_a_paused_redis_is_unavailable_and_back_without_reconnecting_by_hand(
     redis_server, redis_url
 ):
