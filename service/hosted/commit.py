@@ -142,7 +142,9 @@ def played_on(
         moved.append(Moved(version, mover, by, level, tag([*lead, *events], version), written))
     else:
         live = live.turn_of(None, clock())
-    after = replace(start, version=version, state=state, live=live, live_text=live.dumps())
+    # An unchanged live record keeps its stored text: the compare-and-set names that text.
+    live_text = start.live_text if live is start.live else live.dumps()
+    after = replace(start, version=version, state=state, live=live, live_text=live_text)
     return facts_of(before, after, moved)
 
 
@@ -156,7 +158,7 @@ def opening(
     meta: Meta = NO_META,
 ) -> Facts:
     """A new session: the server plays the bots that move first."""
-    start = Record(session_id, game, 0, 0, seats, state, live, "", meta)
+    start = Record(session_id, game, 0, 0, seats, state, live, live.dumps(), meta)
     return played_on(None, start, state, live, [], clock)
 
 

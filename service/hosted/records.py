@@ -79,6 +79,13 @@ class Live:
         # twenty times faster, and it is written with every commit.
         return orjson.dumps(self).decode()
 
+    def with_(self, **changes: Any) -> "Live":
+        """This record with `changes`; itself when they change nothing, as on most moves of
+        an untimed match, so that its stored text is not written again (commit.played_on)."""
+        if all(getattr(self, name) == value for name, value in changes.items()):
+            return self
+        return replace(self, **changes)
+
     def bank_of(self, seat: int) -> float:
         """What is left of `seat`'s time bank (0 without one)."""
         return self.banks[seat] if seat < len(self.banks) else 0.0
@@ -122,17 +129,17 @@ class Live:
         timeouts = list(self.timeouts)
         if seat < len(timeouts):
             timeouts[seat] = 0
-        return replace(
-            self, timeouts=tuple(timeouts), absent=tuple(s for s in self.absent if s != seat)
+        return self.with_(
+            timeouts=tuple(timeouts), absent=tuple(s for s in self.absent if s != seat)
         )
 
     def turn_of(self, seat: int | None, now: float) -> "Live":
         """`seat` (None: nobody) is given its turn at `now`: its deadline, when timed."""
         if self.turn_seconds is None or seat is None:
-            return replace(self, deadline=None, turn_began=None, resume_at=None)
+            return self.with_(deadline=None, turn_began=None, resume_at=None)
         began = round(now, 3)
         deadline = round(began + self.turn_seconds + self.bank_of(seat), 3)
-        return replace(self, deadline=deadline, turn_began=began, resume_at=None)
+        return self.with_(deadline=deadline, turn_began=began, resume_at=None)
 
     def resumed(self, now: float) -> "Live":
         """Server play is left over at `now`: no seat's turn runs; it is due at once."""
