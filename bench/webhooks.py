@@ -18,7 +18,6 @@ plays a few whole matches of each game and prints a finished record's size in by
 """
 
 import argparse
-import os
 import socketserver
 import statistics
 import subprocess
@@ -32,6 +31,7 @@ from pathlib import Path
 import orjson
 import requests
 
+from bench.harness import cpu_seconds
 from bench.report import Target, print_targets
 from tests.gunicorn_server import gunicorn
 from tests.redis_server import RedisServer
@@ -122,15 +122,6 @@ def window(base: str, url: str | None, seconds: float, games: int) -> tuple[int,
     for thread in threads:
         thread.join()
     return sum(counts), latencies
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """The CPU time (user and system) these processes have used so far, from /proc (Linux)."""
-    ticks = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def record_size(base: str, game: str, matches: int) -> float:
