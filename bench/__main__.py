@@ -55,7 +55,7 @@ def main() -> None:
     print("\n== stateless HTTP")
     targets += http.measure(max(1, round(3 * scale)), 1, [16, 64], 300, [])
     print("\n== hosted sessions")
-    targets += sessions.measure(10 * scale, 10, 1.0, 16, 4)
+    targets += sessions.measure(max(1, round(10 * scale)), 16)
     if not args.pure:
         print("\n== engine, compiled")
         targets += compiled_playouts(4 * scale)

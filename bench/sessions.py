@@ -1,31 +1,43 @@
 """Hosted move throughput on gunicorn + Redis next to stateless apply, in one run.
 
-    python -m bench.sessions [--seconds 10] [--windows 10] [--games 16]
+    python -m bench.sessions [--seconds 10] [--connections 16]
 
 Starts its own throwaway redis-server and gunicorn with the production gunicorn.conf.py and
-REDIS_URL pointing at it. Every client thread plays its own human-vs-human session: the
-seat to move posts its move with its token on its own keep-alive connection. The moves of
-each seeded match are worked out beforehand with the engine, so the clients spend no CPU
-choosing them while measuring. The same threads post the very same positions to the
-stateless `apply` (whole state in, whole state out), in windows alternating with the hosted
-ones so that a change in the machine's load weighs on both alike. It prints moves/s and
-p50/p99 latency of both, and their ratio; the target is hosted >= 0.6 x stateless, and
-the hosted p99 is reported beside the stateless one.
+REDIS_URL pointing at it. The load comes from wrk, as the stateless benchmark's does, so
+that a client in Python does not cap both sides: each of its connections (a wrk thread of
+its own) plays human-vs-human sessions one after another, each move posted with the
+mover's token as soon as the last is answered (bench/play.lua). The sessions are created
+beforehand, and their moves worked out with the engine from their seeds, so the client
+spends no CPU choosing them. The same connections post positions of the same matches to
+the stateless `apply` (whole state in, whole state out), in one-second slices taken in
+turn with the hosted ones so that a change in the machine's load weighs on both alike. It
+prints moves/s and p50/p99 latency of both and their ratio; the target is hosted >= 0.6 x
+stateless, and the hosted p99 is reported beside the stateless one.
+
+`Player` and `compare_hosted` play hosted sessions from Python threads instead, each seat
+on a keep-alive connection of its own, for the benchmarks that set one hosted
+configuration beside another (bench.cluster, bench.durability, bench.replicas).
 """
 
 import argparse
+import bisect
 import http.client
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from functools import partial
+from itertools import count
 from pathlib import Path
 
 import orjson
 
-from bench.harness import JSON, closed_loop, in_turn, post, report
+from bench import wrk
+from bench.harness import JSON, closed_loop, cpu_seconds, in_turn, post, report
+from bench.http import report as report_loads
 from bench.report import Target, print_targets
 from engine.game import get_game
 from tests.gunicorn_server import gunicorn
@@ -33,6 +45,10 @@ from tests.redis_server import RedisServer
 
 TARGET = 0.6
 RULES = {"preset": "levantine"}
+# What one connection could play in a one-second slice, at most, before the first slice
+# tells: each connection has twice what it played in the last slice in hand.
+FIRST_SLICE_MOVES = 600
+POSITIONS = 1000  # stateless apply bodies, from the first sessions' moves
 
 
 @dataclass
@@ -109,33 +125,108 @@ class Player:
         return time.perf_counter() - started, status == 200
 
 
-def measure(seconds: float, windows: int, warmup: float, games: int, matches: int) -> list[Target]:
+class Moves:
+    """The hosted moves one wrk connection plays: whole sessions, created on the server, one
+    move a line of its file (path, the mover's Authorization, body), each session's moves
+    worked out in advance; and where each session starts in the file."""
+
+    def __init__(self, file: Path, seeds: Iterator[str]) -> None:
+        self.file, self.seeds = file, seeds
+        self.starts: list[int] = []
+        self.lines = 0
+        self.next = 0  # the line the next slice starts at
+        self.positions: list[bytes] = []  # stateless apply bodies of the same moves
+
+    def provide(self, connection: http.client.HTTPConnection, wanted: int) -> None:
+        """New sessions until at least `wanted` moves are left to play."""
+        with self.file.open("a") as written:
+            while self.lines - self.next < wanted:
+                match = play_out(next(self.seeds))
+                body = {"game": "basra", "rules": RULES, "seed": match.seed,
+                        "seats": [{"type": "human"}, {"type": "human"}]}  # fmt: skip
+                status, answer = post(connection, "/v1/sessions", orjson.dumps(body), JSON)
+                if status != 201:
+                    raise RuntimeError(f"creating a session: {status} {answer[:200]!r}")
+                created = orjson.loads(answer)
+                path = f"/v1/sessions/{created['id']}/moves"
+                self.starts.append(self.lines)
+                for version, (mover, move, state) in enumerate(match.steps):
+                    token = created["seats"][mover]["token"]
+                    body = orjson.dumps({"move": move, "version": version})
+                    written.write(f"{path}\tBearer {token}\t{body.decode()}\n")
+                    if len(self.positions) < POSITIONS:
+                        self.positions.append(orjson.dumps({"state": state, "move": move}))
+                self.lines += len(match.steps)
+
+    def resume(self, turn: int) -> int:
+        """After a slice that stopped at line `turn`: the next slice starts at the session
+        after the one that line is in, even when it is a session's first: the slice may
+        have sent that move, and not read its answer. Returns how many moves it played."""
+        played, following = turn - self.next, bisect.bisect_right(self.starts, turn)
+        self.next = self.starts[following] if following < len(self.starts) else self.lines
+        return played
+
+
+def cpu_of(service: list[int]) -> list[float]:
+    """CPU seconds so far of the gunicorn workers (all but the last pid) and of Redis."""
+    return [cpu_seconds(service[:-1]), cpu_seconds(service[-1:])]
+
+
+def measure(seconds: int, connections: int) -> list[Target]:
     """Print hosted and stateless figures; return the hosted throughput and p99 targets."""
-    schedules = [[play_out(f"bench-{game}-{n}") for n in range(matches)] for game in range(games)]
-    moves = sum(len(match.steps) for matches in schedules for match in matches)
-    print(f"{games} games, {moves} moves worked out in advance")
     with tempfile.TemporaryDirectory() as scratch, RedisServer(Path(scratch) / "redis") as redis:
+        directory = Path(scratch) / "moves"
+        directory.mkdir()
         log = Path(scratch) / "gunicorn.log"
         options = ("--access-logfile", "/dev/null")
         # The clients' moves are worked out beforehand from the sessions' seeds.
         settings = {"REDIS_URL": redis.url, "LOG_LEVEL": "warning", "CLIENT_SEEDS": "true"}
         with gunicorn(log, *options, ready="/readyz", **settings) as server:
-            players = [Player(server.port, matches) for matches in schedules]
-            loads = [
-                ("hosted move", partial(closed_loop, [p.hosted_move for p in players])),
-                ("stateless apply", partial(closed_loop, [p.stateless_apply for p in players])),
+            players = [
+                Moves(directory / f"{n}.tsv", (f"bench-{n}-{match}" for match in count()))
+                for n in range(connections)
             ]
-            in_turn(loads, warmup, 1)  # the warm-up, not reported
-            hosted, stateless = in_turn(loads, seconds, windows)
+            hosted, stateless = wrk.Load("hosted move"), wrk.Load("stateless apply")
+            # CPU seconds of the workers and of Redis under each load, after the warm-up.
+            spent = {"hosted": [0.0, 0.0], "stateless": [0.0, 0.0]}
+            service = [*server.workers(), redis.pid]
+            wanted = FIRST_SLICE_MOVES
+            for slice_number in range(seconds + 1):  # the first, a warm-up, is not reported
+                # A connection of its own each time: gunicorn closes one idle for a while.
+                with closing(http.client.HTTPConnection("127.0.0.1", server.port)) as creator:
+                    for moves in players:
+                        moves.provide(creator, 2 * wanted)
+                if slice_number == 0:
+                    positions = [body for moves in players for body in moves.positions]
+                    bodies = wrk.body_file(Path(scratch) / "apply.jsonl", positions)
+                hosted_slice = hosted if slice_number else wrk.Load("warm-up")
+                before = cpu_of(service)
+                turns = wrk.play(hosted_slice, server.url, directory,
+                             [moves.next for moves in players], connections, 1)  # fmt: skip
+                between = cpu_of(service)
+                wanted = max(moves.resume(turn) for moves, turn in zip(players, turns, strict=True))
+                apply = stateless if slice_number else wrk.Load("warm-up")
+                wrk.post(apply, server.url, "/v1/games/basra/apply", bodies, connections, 1,
+                         threads=connections)  # fmt: skip
+                if slice_number:
+                    for name, start, end in (("hosted", before, between),
+                                             ("stateless", between, cpu_of(service))):  # fmt: skip
+                        spent[name] = [total + after - earlier for total, after, earlier
+                                       in zip(spent[name], end, start, strict=True)]  # fmt: skip
     workers = os.environ.get("WEB_CONCURRENCY", os.cpu_count())
-    print(f"\ngunicorn.conf.py ({workers} workers) + Redis, {games} client threads, "
-          f"{seconds:g} s each in {windows} alternating windows, "
-          f"after {warmup:g} s warm-up")  # fmt: skip
-    report([hosted, stateless], "", 22, "moves/s", count="moves")
+    print(f"\ngunicorn.conf.py ({workers} workers) + Redis; wrk, {connections} connections, "
+          f"each playing its own sessions one after another (a thread each, for both loads); "
+          f"{seconds} one-second slices of each taken in turn, after 1 s warm-up")  # fmt: skip
+    report_loads([hosted, stateless])
+    print("\nCPU per request: " + "; ".join(
+        f"{load.name} {in_workers / load.requests * 1e6:.0f} µs in the workers, "
+        f"{in_redis / load.requests * 1e6:.0f} µs in Redis"
+        for load, (in_workers, in_redis) in zip((hosted, stateless), spent.values(), strict=True)
+    ))  # fmt: skip
     print(f"\nhosted / stateless = {hosted.rate / stateless.rate:.2f} (target >= {TARGET})")
     if hosted.failures or stateless.failures:
         sys.exit("some requests failed")
-    floor = f"stateless apply, {games} conns"
+    floor = f"stateless apply, {connections} conns"
     return [
         Target("hosted move req/s", hosted.rate, "req/s", stateless.rate, floor, TARGET),
         Target("hosted move p99", hosted.percentile(0.99), "ms",
@@ -178,9 +269,11 @@ def compare_hosted(servers: dict, args: argparse.Namespace, what: str) -> None:
 
 
 def main() -> None:
-    args = hosted_arguments(__doc__)
-    targets = measure(args.seconds, args.windows, args.warmup, args.games, args.matches)
-    print_targets(targets, "hosted session targets")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=int, default=10, help="one-second slices of each")
+    parser.add_argument("--connections", type=int, default=16, help="sessions played at once")
+    args = parser.parse_args()
+    print_targets(measure(args.seconds, args.connections), "hosted session targets")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The benchmark's own parts that its figures rest on: the echo floor, the worker shape it
-is served in, the exact percentiles of wrk's latencies, and the Bank expert's row."""
+is served in, the exact percentiles of wrk's latencies, where a slice of hosted sessions
+leaves off, and the Bank expert's row."""
 
 from collections import Counter
 
@@ -8,6 +9,7 @@ import orjson
 from bench.bots import BANK_BUDGET_MS, measure
 from bench.echo import app
 from bench.http import worker_shape
+from bench.sessions import Moves
 from bench.wrk import Load
 
 
@@ -48,3 +50,15 @@ def test_the_bank_expert_row_is_its_median_real_choice_against_the_budget():
     assert (row.unit, row.peer, row.goal, row.higher) == ("ms", BANK_BUDGET_MS, 1.0, False)
     assert row.figure > 0
     assert row.verdict in ("pass", "FAIL")
+
+
+def test_a_slice_of_hosted_sessions_is_followed_by_a_session_it_never_began(tmp_path):
+    moves = Moves(tmp_path / "0.tsv", iter(()))
+    moves.starts, moves.lines = [0, 200, 450], 600  # three sessions of 200, 250, 150 moves
+    assert moves.resume(130) == 130  # cut off in the first: its move in flight may be lost
+    assert moves.next == 200
+    # Stopped at a session's first move: wrk may have sent it without reading its answer.
+    assert moves.resume(200) == 0
+    assert moves.next == 450
+    assert moves.resume(600) == 150
+    assert moves.next == 600  # every move played: the next slice needs new sessions
