@@ -4,7 +4,7 @@ which Python then imports instead; deleting the `.so` files brings the pure-Pyth
 back. `make compiled` runs this script, `make pure` removes what it made
 (docs/operations.md, "The compiled engine").
 
-A few modules stay interpreted even in the compiled build:
+Some modules stay interpreted even in the compiled build:
 
 - `engine/__init__.py` and each game's `__init__.py`: nothing to speed up, and the
   registry's tests extend the package's `__path__` with a game of their own;
@@ -12,10 +12,7 @@ A few modules stay interpreted even in the compiled build:
   outside the engine too) subclasses; mypyc classes cannot be subclassed by interpreted
   code, and the registry's state is swapped out by the tests that register a game;
 - each game's `game.py`: its class body binds the game's functions as attributes
-  (`apply = staticmethod(play.apply)`), which mypyc does not compile;
-- `engine/cards.py`: its deal's rejection sampling is tested by replacing the module's
-  `leading_words`, which a compiled module would not look up again (and it runs once a
-  deal).
+  (`apply = staticmethod(play.apply)`), which mypyc does not compile.
 
 Usage: python compile_engine.py (from the repository's root, mypy installed).
 """
@@ -27,7 +24,6 @@ from mypyc.build import mypycify
 from setuptools import setup
 
 ROOT = Path(__file__).resolve().parent
-INTERPRETED = {"engine/game.py", "engine/cards.py"}
 # Built in place; what the build leaves besides the .so files goes under build/mypyc.
 BUILD_EXT = ["build_ext", "--inplace", "--build-temp", "build/mypyc/temp"]
 BUILD_EXT += ["--build-lib", "build/mypyc/lib"]
@@ -35,13 +31,11 @@ BUILD_EXT += ["--build-lib", "build/mypyc/lib"]
 
 def compiled_modules() -> list[str]:
     """The engine's modules mypyc compiles, as paths from the root."""
-    found = []
-    for path in sorted(ROOT.glob("engine/**/*.py")):
-        name = path.relative_to(ROOT).as_posix()
-        if path.name in ("__init__.py", "game.py") or name in INTERPRETED:
-            continue
-        found.append(name)
-    return found
+    return [
+        path.relative_to(ROOT).as_posix()
+        for path in sorted(ROOT.glob("engine/**/*.py"))
+        if path.name not in ("__init__.py", "game.py")
+    ]
 
 
 def main() -> None:

@@ -102,10 +102,17 @@ LIMITS: tuple[int, ...] = tuple((1 << 64) - (1 << 64) % size if size else 0 for 
 
 
 def shuffled(cards: Iterable[str], key: str) -> tuple[str, ...]:
-    """Fisher-Yates driven by `random_words(key)`, with rejection sampling so every order
-    is equally likely; the same cards (at most 52) and key give the same order everywhere."""
+    """Fisher-Yates driven by `random_words(key)`: the same cards (at most 52) and key give
+    the same order everywhere."""
     pack = list(cards)
-    words = leading_words(key.encode(), len(pack) - 1)
+    return fisher_yates(pack, leading_words(key.encode(), len(pack) - 1))
+
+
+def fisher_yates(pack: list[str], words: Iterator[int]) -> tuple[str, ...]:
+    """`pack` shuffled in place by 64-bit `words`, as a tuple: the card at each place from
+    the top down is swapped with one at or above it, picked by the next word, with
+    rejection sampling (a word at or above LIMITS of the size is skipped) so that every
+    order is equally likely."""
     for size, word in zip(range(len(pack), 1, -1), words):
         while word >= LIMITS[size]:
             word = next(words)
