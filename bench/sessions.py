@@ -22,6 +22,7 @@ configuration beside another (bench.cluster, bench.durability, bench.replicas).
 import argparse
 import bisect
 import http.client
+import io
 import os
 import sys
 import tempfile
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import count
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -40,6 +42,7 @@ from bench.harness import JSON, closed_loop, cpu_seconds, in_turn, post, report
 from bench.http import report as report_loads
 from bench.report import Target, print_targets
 from engine.game import get_game
+from service import create_app
 from tests.gunicorn_server import gunicorn
 from tests.redis_server import RedisServer
 
@@ -167,6 +170,56 @@ class Moves:
         return played
 
 
+def wsgi_post(app: Any, path: str, body: bytes, authorization: str = "") -> tuple[int, bytes]:
+    """One POST through the app's WSGI callable, in this process: its status and body."""
+    environ = {
+        "REQUEST_METHOD": "POST", "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "bench",
+        "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(body), "wsgi.errors": sys.stderr,
+        "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
+        "HTTP_AUTHORIZATION": authorization,
+    }  # fmt: skip
+    statuses: list[str] = []
+    answer = b"".join(app(environ, lambda status, *_: statuses.append(status)))
+    return int(statuses[0].split()[0]), answer
+
+
+def in_process(redis_url: str, matches: int) -> dict[str, float]:
+    """CPU µs a request through the app's WSGI callable in this one process (no gunicorn,
+    no gevent): a hosted move on the in-process store and on Redis, and a stateless apply
+    of the same positions; what a session's own work costs, and what its round trip adds."""
+    played = [play_out(f"in-process-{n}") for n in range(matches + 1)]  # the first warms up
+    spent: dict[str, float] = {}
+    for name, config in (("in-process store", {}), ("Redis", {"REDIS_URL": redis_url})):
+        app = create_app({**config, "CLIENT_SEEDS": True, "LOG_LEVEL": "warning"})
+        total, moves = 0.0, 0
+        for number, match in enumerate(played):
+            body = {"game": "basra", "rules": RULES, "seed": match.seed,
+                    "seats": [{"type": "human"}, {"type": "human"}]}  # fmt: skip
+            _, answer = wsgi_post(app, "/v1/sessions", orjson.dumps(body))
+            created = orjson.loads(answer)
+            path = f"/v1/sessions/{created['id']}/moves"
+            started = time.process_time()
+            for version, (mover, move, _) in enumerate(match.steps):
+                body = orjson.dumps({"move": move, "version": version})
+                token = f"Bearer {created['seats'][mover]['token']}"
+                if wsgi_post(app, path, body, token)[0] != 200:
+                    raise RuntimeError(f"a hosted move in process failed ({name})")
+            if number:
+                total, moves = total + time.process_time() - started, moves + len(match.steps)
+        app.extensions["sessions"].close()
+        spent[f"hosted move, {name}"] = total / moves * 1e6
+    app, total, applied = create_app({"LOG_LEVEL": "warning"}), 0.0, 0
+    for number, match in enumerate(played):
+        started = time.process_time()
+        for _, move, state in match.steps:
+            wsgi_post(app, "/v1/games/basra/apply", orjson.dumps({"state": state, "move": move}))
+        if number:
+            total, applied = total + time.process_time() - started, applied + len(match.steps)
+    spent["stateless apply"] = total / applied * 1e6
+    return spent
+
+
 def cpu_of(service: list[int]) -> list[float]:
     """CPU seconds so far of the gunicorn workers (all but the last pid) and of Redis."""
     return [cpu_seconds(service[:-1]), cpu_seconds(service[-1:])]
@@ -213,6 +266,7 @@ def measure(seconds: int, connections: int) -> list[Target]:
                                              ("stateless", between, cpu_of(service))):  # fmt: skip
                         spent[name] = [total + after - earlier for total, after, earlier
                                        in zip(spent[name], end, start, strict=True)]  # fmt: skip
+        cost = in_process(redis.url, 4)
     workers = os.environ.get("WEB_CONCURRENCY", os.cpu_count())
     print(f"\ngunicorn.conf.py ({workers} workers) + Redis; wrk, {connections} connections, "
           f"each playing its own sessions one after another (a thread each, for both loads); "
@@ -223,6 +277,10 @@ def measure(seconds: int, connections: int) -> list[Target]:
         f"{in_redis / load.requests * 1e6:.0f} µs in Redis"
         for load, (in_workers, in_redis) in zip((hosted, stateless), spent.values(), strict=True)
     ))  # fmt: skip
+    print(
+        "\nCPU per request in one process, through the app's WSGI callable (no gunicorn, "
+        "no gevent): " + "; ".join(f"{name} {micros:.0f} µs" for name, micros in cost.items())
+    )
     print(f"\nhosted / stateless = {hosted.rate / stateless.rate:.2f} (target >= {TARGET})")
     if hosted.failures or stateless.failures:
         sys.exit("some requests failed")
