@@ -369,7 +369,8 @@ class LeanPool(redis.BlockingConnectionPool):
     pooled connection's socket for unread data. redis-py disconnects a connection whenever
     a call on it fails or is interrupted, so one handed back has nothing left to read, and a
     connection the server closed fails its next call, which the client's retry makes again
-    on a new one. Together 15-17 µs of a call's CPU under gevent (docs/benchmarks.md)."""
+    on a new one. Together 15-17 µs of a call's CPU under gevent, measured beside redis-py's own
+    pool with 8 greenlets calling at once."""
 
     def get_connection(self, command_name: str | None = None, *keys: Any, **options: Any) -> Any:
         self._checkpid()
