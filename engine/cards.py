@@ -7,14 +7,15 @@ import random
 import struct
 from collections.abc import Iterable, Iterator
 from itertools import chain
+from typing import Final
 
 from engine.errors import shown
 
-RANKS = "A23456789TJQK"
-SUITS = "CDHS"
+RANKS: Final = "A23456789TJQK"
+SUITS: Final = "CDHS"
 
 # Canonical order: suit C < D < H < S, then rank A < 2 < ... < K.
-ORDER: dict[str, int] = {rank + suit: index for index, (suit, rank) in
+ORDER: Final[dict[str, int]] = {rank + suit: index for index, (suit, rank) in
                          enumerate((suit, rank) for suit in SUITS for rank in RANKS)}  # fmt: skip
 
 
@@ -98,7 +99,9 @@ def leading_words(key: bytes, count: int) -> Iterator[int]:
 # Rejection sampling keeps the words below the largest multiple of the pack's size under
 # 2**64, by pack size up to the 52: that long division done once here, not for every card
 # of every deal.
-LIMITS: tuple[int, ...] = tuple((1 << 64) - (1 << 64) % size if size else 0 for size in range(53))
+LIMITS: Final[tuple[int, ...]] = tuple(
+    (1 << 64) - (1 << 64) % size if size else 0 for size in range(53)
+)
 
 
 def shuffled(cards: Iterable[str], key: str) -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, NamedTuple, cast
+from typing import Any, Final, NamedTuple, cast
 
 from engine import fields
 from engine.bank.cards import CARDS, DECK, EIGHT, HEIGHT, QUADS, RANK, RUNS, RUNS_OF_SUIT, SUIT
@@ -11,9 +11,13 @@ from engine.cards import SUITS
 from engine.errors import IllegalMove, NotAMove, shown
 from engine.game import LastListing
 
-LAY, QUAD, RUN, DRAW, PASS = "lay", "quad", "run", "draw", "pass"
-TYPES = (LAY, QUAD, RUN, DRAW, PASS)
-CLASS_OF_SUIT = {suit: index for index, suit in enumerate(SUITS)}
+LAY: Final = "lay"
+QUAD: Final = "quad"
+RUN: Final = "run"
+DRAW: Final = "draw"
+PASS: Final = "pass"
+TYPES: Final = (LAY, QUAD, RUN, DRAW, PASS)
+CLASS_OF_SUIT: Final = {suit: index for index, suit in enumerate(SUITS)}
 
 
 class Move(NamedTuple):
@@ -49,18 +53,21 @@ def is_trump_king(card: str, common: tuple[int, ...], own_trump: str | None) -> 
     return RANK[card] == "K" and (common[CLASS_OF_SUIT[suit]] >= 1 or suit == own_trump)
 
 
-LAYS: dict[str, Move] = {card: Move(LAY, (card,)) for card in DECK}
+LAYS: Final[dict[str, Move]] = {card: Move(LAY, (card,)) for card in DECK}
 # A quad once per choice of top card, the other three in canonical order before it.
-QUAD_MOVES: dict[str, tuple[Move, ...]] = {
+QUAD_MOVES: Final[dict[str, tuple[Move, ...]]] = {
     rank: tuple(Move(QUAD, (*(other for other in cards if other != top), top)) for top in cards)
     for rank, cards in QUADS.items()
 }
 # A run from each end: low-first (the highest on top), then high-first.
-RUN_MOVES: dict[tuple[str, ...], tuple[Move, Move]] = {
+RUN_MOVES: Final[dict[tuple[str, ...], tuple[Move, Move]]] = {
     run: (Move(RUN, run), Move(RUN, run[::-1])) for run in RUNS
 }
-RUN_ORDERS = frozenset(cards for moves in RUN_MOVES.values() for cards in (m.cards for m in moves))
-DRAW_MOVE, PASS_MOVE = Move(DRAW), Move(PASS)
+RUN_ORDERS: Final = frozenset(
+    cards for moves in RUN_MOVES.values() for cards in (m.cards for m in moves)
+)
+DRAW_MOVE: Final = Move(DRAW)
+PASS_MOVE: Final = Move(PASS)
 
 
 def beating_cards(state: State) -> frozenset[str]:
@@ -94,7 +101,7 @@ def free_plays(hand: tuple[str, ...]) -> tuple[Move, ...]:
 
 
 # Listing then applying a listed move trusts it instead of listing again.
-LISTED = LastListing()
+LISTED: Final = LastListing()
 
 
 def legal_moves(state: State) -> list[Move]:

@@ -1,7 +1,7 @@
 """Dealing, applying a move step by step (spec §16), the end of a deal, scoring and the
 end of the match (§4, §8–§14)."""
 
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from engine.bank.cards import DECK, EIGHT, HEIGHT, KING, SEVEN, SUIT, points
 from engine.bank.moves import (
@@ -33,7 +33,7 @@ from engine.cards import SUITS, shuffled
 from engine.game import next_seed, replaced
 
 Events = list[dict[str, Any]]
-HAND_SIZE = 4
+HAND_SIZE: Final = 4
 
 
 def first_player(hands: tuple[tuple[str, ...], ...], pack: str, dealer: int) -> int:

@@ -4,7 +4,7 @@ contract's list, rule by rule)."""
 from collections.abc import Iterator
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from engine import fields
 from engine.bank.cards import CARDS, DECK
@@ -12,11 +12,12 @@ from engine.bank.rules import Rules, check_seats
 from engine.cards import SUITS, canonical
 from engine.errors import RulesError, StateError, shown
 
-PLAYING, MATCH_OVER = "playing", "match_over"
-MAX_DEALS = 200
-EXTRA_DEALS = 5
+PLAYING: Final = "playing"
+MATCH_OVER: Final = "match_over"
+MAX_DEALS: Final = 200
+EXTRA_DEALS: Final = 5
 # The finishing bonus by finish type and place (1st, 2nd, 3rd), spec §12.1.
-BONUS: dict[str, tuple[int, int, int]] = {
+BONUS: Final[dict[str, tuple[int, int, int]]] = {
     "plain": (20, 10, 10),
     "king": (30, 20, 10),
     "trump_king": (30, 20, 10),
@@ -25,7 +26,7 @@ BONUS: dict[str, tuple[int, int, int]] = {
     "quad": (75, 75, 75),
 }
 # Each suit's class for everybody (C, D, H, S) under each trump mode; `single` is drawn.
-COMMON: dict[str, tuple[int, int, int, int]] = {
+COMMON: Final[dict[str, tuple[int, int, int, int]]] = {
     "per_player": (0, 0, 0, 0),
     "none": (0, 0, 0, 0),
     "double": (0, 1, 0, 1),
@@ -142,7 +143,7 @@ class State(NamedTuple):
         return [seat for seat, hand in enumerate(self.hands) if hand]
 
 
-REQUIRED = (
+REQUIRED: Final = (
     "game", "rules", "seats", "dealer", "trumps", "hands", "stock", "bank", "target", "turn",
     "drawn", "out", "captured", "idle", "starter", "scores", "deal", "status", "winner",
     "winners", "tiebreak",
@@ -210,8 +211,8 @@ def card_list(value: object, path: str) -> tuple[str, ...]:
     return fields.cards(value, path, CARDS)
 
 
-SUIT_KEYS = frozenset(SUITS)
-CLASSES = frozenset((0, 1, 2))  # a suit's trump class; bools are refused by type first
+SUIT_KEYS: Final = frozenset(SUITS)
+CLASSES: Final = frozenset((0, 1, 2))  # a suit's trump class; bools are refused by type first
 
 
 def read_trumps(value: object, seats: int) -> tuple[tuple[int, int, int, int], tuple]:
@@ -237,8 +238,8 @@ def read_trumps(value: object, seats: int) -> tuple[tuple[int, int, int, int], t
 
 # The suits as a tuple: membership by equality, so that a value of any JSON type is refused
 # in words rather than failing to hash.
-SUIT_NAMES = tuple(SUITS)
-PERSONAL = frozenset((*SUITS, None))  # what a seat's personal trump can be
+SUIT_NAMES: Final = tuple(SUITS)
+PERSONAL: Final = frozenset((*SUITS, None))  # what a seat's personal trump can be
 
 
 def suit_or_null(item: object, path: str) -> str | None:
@@ -248,8 +249,8 @@ def suit_or_null(item: object, path: str) -> str | None:
     return item  # type: ignore[return-value]
 
 
-ENTRY_KEYS = frozenset(("card", "by"))
-TARGET_KEYS = frozenset(("card", "by", "virtual"))
+ENTRY_KEYS: Final = frozenset(("card", "by"))
+TARGET_KEYS: Final = frozenset(("card", "by", "virtual"))
 
 
 def read_bank(value: object, seats: int) -> tuple[Entry, ...]:

@@ -9,9 +9,10 @@ a guard bit that survives a subtraction exactly when every count stays >= 0.
 
 from functools import cache
 from itertools import combinations, product
+from typing import Final
 
-FIELD = 4
-GUARDS = sum(8 << (FIELD * value) for value in range(11))
+FIELD: Final = 4
+GUARDS: Final = sum(8 << (FIELD * value) for value in range(11))
 
 
 def unit(value: int) -> int:
@@ -28,7 +29,7 @@ def field(value: int) -> int:
 
 
 # The lowest bit of every field.
-ONES = sum(unit(value) for value in range(11))
+ONES: Final = sum(unit(value) for value in range(11))
 
 
 def takes_whole(used: int, vector: int) -> bool:

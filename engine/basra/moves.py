@@ -3,7 +3,7 @@ a move's JSON form."""
 
 from collections.abc import Iterable, Mapping
 from functools import lru_cache, partial
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from engine.basra import covers
 from engine.basra.cards import DECK, SEVEN_OF_DIAMONDS, VALUE
@@ -97,7 +97,7 @@ def card_moves(card: str, table: tuple[str, ...], rules: Rules, final: bool) -> 
 
 # Each card laid on the table without taking anything, made once: most cards of a listing
 # are laid, and a listing is made for every move.
-LAYS: dict[str, Move] = {card: Move(card, ()) for card in DECK}
+LAYS: Final[dict[str, Move]] = {card: Move(card, ()) for card in DECK}
 
 
 def hand_moves(
@@ -196,7 +196,7 @@ def captures(card: str, table: tuple[str, ...], rules: Rules) -> list[tuple[str,
 
 # Under `any_family` a card may take any cover, up to 2**n of them for n candidate table
 # cards; past this many candidates a listing would run to megabytes, so it is refused.
-ANY_FAMILY_CANDIDATES = 14
+ANY_FAMILY_CANDIDATES: Final = 14
 
 
 class TooManyMoves(TooLarge):
@@ -206,9 +206,9 @@ class TooManyMoves(TooLarge):
 # Each card's bit in a set of cards held as an int, in canonical order (the first card is
 # the lowest bit): a table's cards are one sum, the numerals a card can join one `&`, and
 # an int is a far cheaper cache key than a frozenset made for every card of every listing.
-BIT: dict[str, int] = {card: 1 << index for index, card in enumerate(DECK)}
+BIT: Final[dict[str, int]] = {card: 1 << index for index, card in enumerate(DECK)}
 # The card of each bit, by the bit's length (1 for the first card).
-CARD_OF_LENGTH: dict[int, str] = {bit.bit_length(): card for card, bit in BIT.items()}
+CARD_OF_LENGTH: Final[dict[int, str]] = {bit.bit_length(): card for card, bit in BIT.items()}
 
 
 def bits_of(cards: Iterable[str]) -> int:
@@ -227,7 +227,7 @@ def cards_of(bits: int) -> list[str]:
 
 
 # The table numerals a numeral of each value can take part of: ace up to its own value.
-JOINABLE: dict[int, int] = {
+JOINABLE: Final[dict[int, int]] = {
     value: bits_of(card for card, other in VALUE.items() if 0 < other <= value)
     for value in range(1, 11)
 }
@@ -240,7 +240,7 @@ def sum_captures(value: int, table: tuple[str, ...], policy: str) -> tuple[tuple
 
 # Each numeral's whole count field in a count vector (engine/basra/covers.py): a cover uses
 # a card's value where its field is not zero.
-FIELD: dict[str, int] = {card: covers.field(value) for card, value in VALUE.items() if value}
+FIELD: Final[dict[str, int]] = {card: covers.field(value) for card, value in VALUE.items() if value}
 
 # BIT holds each suit's cards in a row of SUIT_SPAN bits, its numerals (ace to ten) the
 # lowest ten: the count vector of any set of numerals is one lookup per suit in SUIT_VECTOR,
@@ -251,7 +251,7 @@ assert all(
     for index, card in enumerate(DECK)
     if index % SUIT_SPAN < 10
 ), "each suit's numerals lead its row of BIT, ace to ten"
-SUIT_VECTOR: tuple[int, ...] = tuple(
+SUIT_VECTOR: Final[tuple[int, ...]] = tuple(
     sum(covers.unit(rank + 1) for rank in range(10) if numerals >> rank & 1)
     for numerals in range(SUIT_NUMERALS + 1)
 )
@@ -327,7 +327,7 @@ def is_final_card(state: State) -> bool:
 
 
 # Listing then applying a listed move trusts it instead of reading it again (play.apply).
-LISTED = LastListing()
+LISTED: Final = LastListing()
 
 
 def legal_moves(state: State) -> list[Move]:

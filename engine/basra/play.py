@@ -1,7 +1,7 @@
 """Dealing, applying a move, the end of a round and of the match (spec §3, §4, §7, §9)."""
 
 from itertools import filterfalse
-from typing import Any
+from typing import Any, Final
 
 from engine.basra.cards import DECK
 from engine.basra.moves import LISTED, canonical, read_move, sweeps
@@ -21,7 +21,7 @@ def shuffled_deck(seed: str, round_number: int) -> tuple[str, ...]:
 
 # Each seat's share of a deal by seat count and dealer, as slices of the dealt cards: one
 # card at a time, from the seat after the dealer round to the dealer.
-SHARES: dict[tuple[int, int], tuple[slice, ...]] = {
+SHARES: Final[dict[tuple[int, int], tuple[slice, ...]]] = {
     (seats, dealer): tuple(slice((seat - dealer - 1) % seats, None, seats) for seat in range(seats))
     for seats in SEAT_COUNTS
     for dealer in range(seats)

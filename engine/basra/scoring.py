@@ -1,15 +1,15 @@
 """The round breakdown of spec §8: card points, the majority, basras, the carry."""
 
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 from engine.basra.rules import DECK_SIZE, Rules
 from engine.basra.state import PLAYING, State, side_of
 from engine.game import replaced
 
-CARD_POINTS = {"2C": 2, "TD": 3}
+CARD_POINTS: Final = {"2C": 2, "TD": 3}
 # The points of a basra record (card, points).
-BASRA_POINTS = itemgetter(1)
+BASRA_POINTS: Final = itemgetter(1)
 
 
 def card_items(pile: tuple[str, ...], rules: Rules) -> tuple[int, int, int, int]:

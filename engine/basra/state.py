@@ -1,7 +1,7 @@
 """The Basra state: an immutable value, its JSON form and its consistency check."""
 
 from collections import Counter
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from engine import fields
 from engine.basra.cards import DECK
@@ -9,10 +9,11 @@ from engine.basra.rules import DEALT, Rules
 from engine.cards import sort_cards
 from engine.errors import RulesError, StateError, shown
 
-SIDES = 2  # two seats, or two partnerships of four seats (spec §10)
-PLAYING, MATCH_OVER = "playing", "match_over"
+SIDES: Final = 2  # two seats, or two partnerships of four seats (spec §10)
+PLAYING: Final = "playing"
+MATCH_OVER: Final = "match_over"
 # Every match ends by rule: after this many rounds the highest total wins (§9, round cap).
-MAX_ROUNDS = 200
+MAX_ROUNDS: Final = 200
 
 
 class State(NamedTuple):
@@ -66,11 +67,11 @@ def side_of(seat: int) -> int:
     return seat % SIDES
 
 
-REQUIRED = (
+REQUIRED: Final = (
     "game", "rules", "seats", "dealer", "turn", "hands", "table", "stock", "captured",
     "basras", "last_capturer", "scores", "carry", "round", "status", "winner",
 )  # fmt: skip
-CARDS = frozenset(DECK)
+CARDS: Final = frozenset(DECK)
 
 
 def read_state(data: object) -> State:
