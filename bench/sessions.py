@@ -22,7 +22,6 @@ configuration beside another (bench.cluster, bench.durability, bench.replicas).
 import argparse
 import bisect
 import http.client
-import io
 import os
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from werkzeug.test import EnvironBuilder
 
 from bench import wrk
 from bench.harness import JSON, closed_loop, cpu_seconds, in_turn, post, report
@@ -74,6 +74,20 @@ def play_out(seed: str) -> Match:
     return Match(seed, steps)
 
 
+def session_body(match: Match) -> bytes:
+    """The creation of a human-vs-human session that deals as `match` does."""
+    return orjson.dumps({"game": "basra", "rules": RULES, "seed": match.seed,
+                         "seats": [{"type": "human"}, {"type": "human"}]})  # fmt: skip
+
+
+def create_session(connection: http.client.HTTPConnection, match: Match) -> dict[str, Any]:
+    """A session for `match`, created over `connection`: its id and seats (with tokens)."""
+    status, answer = post(connection, "/v1/sessions", session_body(match), JSON)
+    if status != 201:
+        raise RuntimeError(f"creating a session: {status} {answer[:200]!r}")
+    return orjson.loads(answer)
+
+
 class Player:
     """One client thread's games: a new session per match; each seat has its own
     keep-alive connection, as two players would, and the seat to move posts."""
@@ -95,12 +109,7 @@ class Player:
     def _start(self) -> None:
         match = self.matches[self.next_match % len(self.matches)]
         self.next_match += 1
-        body = {"game": "basra", "rules": RULES, "seed": match.seed,
-                "seats": [{"type": "human"}, {"type": "human"}]}  # fmt: skip
-        status, answer = post(self.connections[0], "/v1/sessions", orjson.dumps(body), JSON)
-        if status != 201:
-            raise RuntimeError(f"creating a session: {status} {answer[:200]!r}")
-        created = orjson.loads(answer)
+        created = create_session(self.connections[0], match)
         self.session, self.step, self.match = created["id"], 0, match
         self.tokens = [
             {**JSON, "Authorization": f"Bearer {seat['token']}"} for seat in created["seats"]
@@ -145,12 +154,7 @@ class Moves:
         with self.file.open("a") as written:
             while self.lines - self.next < wanted:
                 match = play_out(next(self.seeds))
-                body = {"game": "basra", "rules": RULES, "seed": match.seed,
-                        "seats": [{"type": "human"}, {"type": "human"}]}  # fmt: skip
-                status, answer = post(connection, "/v1/sessions", orjson.dumps(body), JSON)
-                if status != 201:
-                    raise RuntimeError(f"creating a session: {status} {answer[:200]!r}")
-                created = orjson.loads(answer)
+                created = create_session(connection, match)
                 path = f"/v1/sessions/{created['id']}/moves"
                 self.starts.append(self.lines)
                 for version, (mover, move, state) in enumerate(match.steps):
@@ -170,59 +174,66 @@ class Moves:
         return played
 
 
-def wsgi_post(app: Any, path: str, body: bytes, authorization: str = "") -> tuple[int, bytes]:
-    """One POST through the app's WSGI callable, in this process: its status and body."""
-    environ = {
-        "REQUEST_METHOD": "POST", "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "bench",
-        "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1",
-        "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(body), "wsgi.errors": sys.stderr,
-        "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
-        "HTTP_AUTHORIZATION": authorization,
-    }  # fmt: skip
+def request(path: str, body: bytes, authorization: str | None = None) -> dict[str, Any]:
+    """The WSGI environ of a POST of `body` to `path`, from loopback."""
+    headers = {} if authorization is None else {"Authorization": authorization}
+    built = EnvironBuilder(path, method="POST", data=body, content_type="application/json",
+                           headers=headers, environ_base={"REMOTE_ADDR": "127.0.0.1"})  # fmt: skip
+    return built.get_environ()
+
+
+def answered(app: Any, environ: dict[str, Any]) -> tuple[int, bytes]:
+    """The app's answer to one request, in this process: its status and body."""
     statuses: list[str] = []
-    answer = b"".join(app(environ, lambda status, *_: statuses.append(status)))
-    return int(statuses[0].split()[0]), answer
+    body = b"".join(app(environ, lambda status, *_: statuses.append(status)))
+    return int(statuses[0].split()[0]), body
+
+
+def cpu_per_request(app: Any, requests: list[dict[str, Any]]) -> float:
+    """CPU seconds the app spends answering these requests in order, each with a 200."""
+    started = time.process_time()
+    for environ in requests:
+        if answered(app, environ)[0] != 200:
+            raise RuntimeError("a request in process was not answered 200")
+    return time.process_time() - started
 
 
 def in_process(redis_url: str, matches: int) -> dict[str, float]:
     """CPU µs a request through the app's WSGI callable in this one process (no gunicorn,
     no gevent): a hosted move on the in-process store and on Redis, and a stateless apply
-    of the same positions; what a session's own work costs, and what its round trip adds."""
-    played = [play_out(f"in-process-{n}") for n in range(matches + 1)]  # the first warms up
+    of the same positions; what a session's own work costs, and what its round trip adds.
+    The requests are built before the clock starts; the first match warms up."""
+    played = [play_out(f"in-process-{n}") for n in range(matches + 1)]
+    timed = sum(len(match.steps) for match in played[1:])
     spent: dict[str, float] = {}
-    for name, config in (("in-process store", {}), ("Redis", {"REDIS_URL": redis_url})):
+    configs = {"hosted move, in-process store": {}, "hosted move, Redis": {"REDIS_URL": redis_url},
+               "stateless apply": {}}  # fmt: skip
+    for name, config in configs.items():
         app = create_app({**config, "CLIENT_SEEDS": True, "LOG_LEVEL": "warning"})
-        total, moves = 0.0, 0
+        total = 0.0
         for number, match in enumerate(played):
-            body = {"game": "basra", "rules": RULES, "seed": match.seed,
-                    "seats": [{"type": "human"}, {"type": "human"}]}  # fmt: skip
-            _, answer = wsgi_post(app, "/v1/sessions", orjson.dumps(body))
-            created = orjson.loads(answer)
-            path = f"/v1/sessions/{created['id']}/moves"
-            started = time.process_time()
-            for version, (mover, move, _) in enumerate(match.steps):
-                body = orjson.dumps({"move": move, "version": version})
-                token = f"Bearer {created['seats'][mover]['token']}"
-                if wsgi_post(app, path, body, token)[0] != 200:
-                    raise RuntimeError(f"a hosted move in process failed ({name})")
+            if name == "stateless apply":
+                moves = [request("/v1/games/basra/apply",
+                                 orjson.dumps({"state": state, "move": move}))
+                         for _, move, state in match.steps]  # fmt: skip
+            else:
+                _, answer = answered(app, request("/v1/sessions", session_body(match)))
+                created = orjson.loads(answer)
+                path, seats = f"/v1/sessions/{created['id']}/moves", created["seats"]
+                moves = [request(path, orjson.dumps({"move": move, "version": version}),
+                                 f"Bearer {seats[mover]['token']}")
+                         for version, (mover, move, _) in enumerate(match.steps)]  # fmt: skip
+            seconds = cpu_per_request(app, moves)
             if number:
-                total, moves = total + time.process_time() - started, moves + len(match.steps)
+                total += seconds
         app.extensions["sessions"].close()
-        spent[f"hosted move, {name}"] = total / moves * 1e6
-    app, total, applied = create_app({"LOG_LEVEL": "warning"}), 0.0, 0
-    for number, match in enumerate(played):
-        started = time.process_time()
-        for _, move, state in match.steps:
-            wsgi_post(app, "/v1/games/basra/apply", orjson.dumps({"state": state, "move": move}))
-        if number:
-            total, applied = total + time.process_time() - started, applied + len(match.steps)
-    spent["stateless apply"] = total / applied * 1e6
+        spent[name] = total / timed * 1e6
     return spent
 
 
-def cpu_of(service: list[int]) -> list[float]:
-    """CPU seconds so far of the gunicorn workers (all but the last pid) and of Redis."""
-    return [cpu_seconds(service[:-1]), cpu_seconds(service[-1:])]
+def cpu_of(workers: list[int], redis: int) -> list[float]:
+    """CPU seconds so far of the gunicorn workers and of Redis."""
+    return [cpu_seconds(workers), cpu_seconds([redis])]
 
 
 def measure(seconds: int, connections: int) -> list[Target]:
@@ -242,7 +253,7 @@ def measure(seconds: int, connections: int) -> list[Target]:
             hosted, stateless = wrk.Load("hosted move"), wrk.Load("stateless apply")
             # CPU seconds of the workers and of Redis under each load, after the warm-up.
             spent = {"hosted": [0.0, 0.0], "stateless": [0.0, 0.0]}
-            service = [*server.workers(), redis.pid]
+            service = (server.workers(), redis.pid)
             wanted = FIRST_SLICE_MOVES
             for slice_number in range(seconds + 1):  # the first, a warm-up, is not reported
                 # A connection of its own each time: gunicorn closes one idle for a while.
@@ -253,17 +264,17 @@ def measure(seconds: int, connections: int) -> list[Target]:
                     positions = [body for moves in players for body in moves.positions]
                     bodies = wrk.body_file(Path(scratch) / "apply.jsonl", positions)
                 hosted_slice = hosted if slice_number else wrk.Load("warm-up")
-                before = cpu_of(service)
+                before = cpu_of(*service)
                 turns = wrk.play(hosted_slice, server.url, directory,
                              [moves.next for moves in players], connections, 1)  # fmt: skip
-                between = cpu_of(service)
+                between = cpu_of(*service)
                 wanted = max(moves.resume(turn) for moves, turn in zip(players, turns, strict=True))
                 apply = stateless if slice_number else wrk.Load("warm-up")
                 wrk.post(apply, server.url, "/v1/games/basra/apply", bodies, connections, 1,
                          threads=connections)  # fmt: skip
                 if slice_number:
                     for name, start, end in (("hosted", before, between),
-                                             ("stateless", between, cpu_of(service))):  # fmt: skip
+                                             ("stateless", between, cpu_of(*service))):  # fmt: skip
                         spent[name] = [total + after - earlier for total, after, earlier
                                        in zip(spent[name], end, start, strict=True)]  # fmt: skip
         cost = in_process(redis.url, 4)
