@@ -267,13 +267,35 @@ def count_vector(numerals: int) -> int:
     )
 
 
-@lru_cache(maxsize=1 << 16)
+# search_captures' results of each capture policy, by the set of candidates and the value
+# (`joining << 4 | value`, one int: its hash is itself, where a key of three arguments is a
+# tuple hashed and compared field by field). Emptied when full rather than kept in recency
+# order: a state posted to the service can hold any table, and a hit then costs one lookup.
+SEARCHED: Final[dict[str, dict[int, tuple[tuple[str, ...], ...]]]] = {
+    "max_cards": {},
+    "any_family": {},
+}
+SEARCHES_KEPT: Final = 1 << 16
+
+
 def search_captures(value: int, joining: int, policy: str) -> tuple[tuple[str, ...], ...]:
-    """`sum_captures` over the set of table numerals that can join a capture (BIT). Cached
-    on that set alone: faces, higher cards and the order of play do not change what a card
+    """`sum_captures` over the set of table numerals that can join a capture (BIT). Kept
+    for that set alone: faces, higher cards and the order of play do not change what a card
     can take, and listing then applying a move asks for the same search. A set missed here
     (about one search in nine over seconds of playouts) is searched by its count vector, a far
     smaller space that `vector_captures` keeps whole."""
+    searched = SEARCHED[policy]
+    key = joining << 4 | value
+    found = searched.get(key)
+    if found is None:
+        if len(searched) >= SEARCHES_KEPT:
+            searched.clear()
+        found = searched[key] = search_by_vector(value, joining, policy)
+    return found
+
+
+def search_by_vector(value: int, joining: int, policy: str) -> tuple[tuple[str, ...], ...]:
+    """`search_captures` without its memory."""
     if policy == "any_family" and joining.bit_count() > ANY_FAMILY_CANDIDATES:
         raise TooManyMoves(
             "table",
@@ -318,7 +340,8 @@ def clear_caches() -> None:
     covers.largest_covers.cache_clear()
     covers.every_cover.cache_clear()
     vector_captures.cache_clear()
-    search_captures.cache_clear()
+    for searched in SEARCHED.values():
+        searched.clear()
 
 
 def is_final_card(state: State) -> bool:

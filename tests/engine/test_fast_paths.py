@@ -116,6 +116,21 @@ def test_the_capture_search_does_not_depend_on_what_else_lies_on_the_table():
     assert with_faces == alone == (("4C", "5H"),)
 
 
+def test_the_kept_capture_searches_are_bounded_and_answer_as_a_fresh_search():
+    from engine.basra.moves import SEARCHED, SEARCHES_KEPT, search_by_vector, search_captures
+
+    clear_caches()
+    kept = SEARCHED["max_cards"]
+    kept.update((number << 4, ()) for number in range(1, SEARCHES_KEPT + 1))  # full
+    joining = sum(1 << index for index in range(6))  # the ace to six of the first suit
+    found = search_captures(9, joining, "max_cards")
+    assert len(kept) == 1  # emptied, then this search kept
+    assert found == search_by_vector(9, joining, "max_cards")
+    assert search_captures(9, joining, "max_cards") is found  # kept
+    clear_caches()
+    assert not kept
+
+
 def test_a_cover_takes_whole_exactly_when_it_uses_every_card_of_each_value_it_uses():
     from engine.basra.covers import takes_whole, unit
 
