@@ -113,7 +113,7 @@ def hand_moves(
     counts = not final or rules.last_card_basra_counts
     points = rules.basra_points if counts else 0
     forced, policy, cleared = rules.forced_capture, rules.capture_policy, len(table)
-    held = sum(map(BIT.__getitem__, table))  # bits_of(table), one Python call less
+    held = sum(map(BIT_OF, table))  # bits_of(table), one Python call less
     moves: list[Move] = []
     for card in hand:
         if lone_seven or card == SEVEN_OF_DIAMONDS:
@@ -207,13 +207,14 @@ class TooManyMoves(TooLarge):
 # the lowest bit): a table's cards are one sum, the numerals a card can join one `&`, and
 # an int is a far cheaper cache key than a frozenset made for every card of every listing.
 BIT: Final[dict[str, int]] = {card: 1 << index for index, card in enumerate(DECK)}
+BIT_OF: Final = BIT.__getitem__  # bound once, as engine.cards.PLACE
 # The card of each bit, by the bit's length (1 for the first card).
 CARD_OF_LENGTH: Final[dict[int, str]] = {bit.bit_length(): card for card, bit in BIT.items()}
 
 
 def bits_of(cards: Iterable[str]) -> int:
     """The set of `cards` (no card twice) as an int of BIT."""
-    return sum(map(BIT.__getitem__, cards))
+    return sum(map(BIT_OF, cards))
 
 
 def cards_of(bits: int) -> list[str]:
