@@ -24,7 +24,7 @@ class Move(NamedTuple):
 
 # A Move made in C from its four fields: NamedTuple's own __new__ is a Python function that
 # takes each field by name only to call this (a listing makes a move for every capture).
-new_move = partial(tuple.__new__, Move)
+new_move: Final = partial(tuple.__new__, Move)
 
 
 def sweeps(card: str, rules: Rules) -> bool:
