@@ -9,7 +9,7 @@ from engine.bank.cards import CARDS, DECK, EIGHT, HEIGHT, QUADS, RANK, RUNS, RUN
 from engine.bank.state import PLAYING, State, Target
 from engine.cards import SUITS
 from engine.errors import IllegalMove, NotAMove, shown
-from engine.game import LastListing
+from engine.listing import LastListing
 
 LAY: Final = "lay"
 QUAD: Final = "quad"

@@ -12,7 +12,7 @@ from engine.basra.scoring import card_points
 from engine.basra.state import PLAYING, State
 from engine.cards import CardError, canonical, parse_card, sort_cards
 from engine.errors import AmbiguousMove, IllegalMove, NotAMove, TooLarge
-from engine.game import LastListing
+from engine.listing import LastListing
 
 
 class Move(NamedTuple):
