@@ -4,7 +4,7 @@ from itertools import filterfalse
 from typing import Any, Final
 
 from engine.basra.cards import DECK
-from engine.basra.moves import LISTED, canonical, read_move, sweeps
+from engine.basra.moves import LISTED, Move, canonical, read_move, sweeps
 from engine.basra.rules import INITIAL_TABLE, SEAT_COUNTS, Rules
 from engine.basra.scoring import final_breakdown, sweep_leftovers
 from engine.basra.state import MATCH_OVER, MAX_ROUNDS, PLAYING, SIDES, State, side_of
@@ -68,7 +68,9 @@ def apply(state: State, move: Any) -> tuple[State, Events]:
     listed_for, listed = LISTED.entry  # LISTED.listed's test, a Python call less per move
     if listed_for is not state or move not in listed:
         move = read_move(state, move)  # not just listed for this state: checked in full
-    card, capture, basra, basra_points = move
+    # Typed, so that the compiled build unpacks it as the tuple it is, not by iteration.
+    played: Move = move
+    card, capture, basra, basra_points = played
     # One unpacking instead of an attribute lookup per field.
     (rules, seats, dealer, seat, hands, table, stock, captured, basras, last_capturer,
      scores, carry, number, status, winner, seed) = state  # fmt: skip
