@@ -102,9 +102,6 @@ class Player:
         self.session = ""
         self.tokens: list[dict] = []
         self._start()
-        # The stateless client walks the same matches with a cursor of its own.
-        self.position = 0
-        self.positions = [step for match in matches for step in match.steps]
 
     def _start(self) -> None:
         match = self.matches[self.next_match % len(self.matches)]
@@ -127,14 +124,6 @@ class Player:
         elapsed = time.perf_counter() - started
         self.step += 1
         return elapsed, status == 200
-
-    def stateless_apply(self) -> tuple[float, bool]:
-        mover, move, state = self.positions[self.position % len(self.positions)]
-        body = orjson.dumps({"state": state, "move": move})
-        started = time.perf_counter()
-        status, _ = post(self.connections[mover], "/v1/games/basra/apply", body, JSON)
-        self.position += 1
-        return time.perf_counter() - started, status == 200
 
 
 class Moves:
