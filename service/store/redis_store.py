@@ -23,7 +23,8 @@ stored answers expire with their session. Every write of a session, its creation
 is one Lua script (`COMMIT`): it checks the version, writes the state, appends the events,
 keeps the answer, refreshes the TTL and publishes on the session's channel, all atomically.
 Connection and timeout errors become StoreUnavailable; redis-py reconnects by itself once
-the server is back.
+the server is back. A process's script calls share round trips (`Rounds`): those made while
+one is out go together in the next, each still its own script, answered once Redis ran it.
 
 On a Redis Cluster (REDIS_CLUSTER) the same keys, scripts and channels serve: every key a
 script or a MULTI touches carries the session's hash tag, so one session lives on one slot
@@ -34,10 +35,11 @@ its own (its key's digest): it is one key alone. PUBLISH reaches every node of a
 import contextlib
 import functools
 import queue
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
@@ -474,17 +476,126 @@ class Target:
                         **{k: v for k, v in options.items() if k != "max_connections"})  # fmt: skip
 
 
-def evalsha(connection: Any, script: Any, keys: list[str], args: list[Any]) -> Any:
-    """One script call on `connection`; a server whose script cache is empty (restarted,
-    or a replica promoted) is given the script, and asked again."""
-    connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-    try:
-        return connection.read_response()
-    except redis.exceptions.NoScriptError:
-        connection.send_command("SCRIPT", "LOAD", script.script)
-        connection.read_response()
-        connection.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-        return connection.read_response()
+@dataclass(slots=True)
+class Call:
+    """One script call: its reply (or the error to raise) once answered, and whether it is
+    to lead the next round."""
+
+    script: Any
+    keys: list[str]
+    args: list[Any]
+    done: threading.Event = field(default_factory=threading.Event)
+    answered: bool = False
+    reply: Any = None
+    leads: bool = False
+
+
+class Rounds:
+    """A process's script calls, sent in shared round trips (group commit): while a round is
+    out, the calls made meanwhile wait, and the first of them then sends them all in one
+    pipeline on one connection of the pool. Each script still runs alone and atomically,
+    and each call is answered only once Redis has run it; what a worker under load saves is
+    a send, a wake-up and a read for each move but one of a round, and Redis a read and a
+    write for each (docs/benchmarks.md). The calls go through redis-py's connection and its
+    retry, without the client's layers around them (a command's dispatch, its telemetry, the
+    script object's own call)."""
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.lock = threading.Lock()
+        self.waiting: list[Call] = []
+        self.out = False  # a round is out: a new call waits for the next
+
+    def call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        """`script`'s reply on its keys and arguments (its error raised)."""
+        call = Call(script, keys, args)
+        with self.lock:
+            self.waiting.append(call)
+            call.leads = not self.out
+            self.out = True
+        if not call.leads:
+            try:
+                call.done.wait()
+            except BaseException:  # interrupted: the call leaves its round, or its lead
+                with self.lock:
+                    if call in self.waiting:
+                        self.waiting.remove(call)
+                    if call.leads:
+                        self._hand_on()
+                raise
+        if call.leads:
+            self._round()
+        if isinstance(call.reply, BaseException):
+            raise call.reply
+        return call.reply
+
+    def _hand_on(self) -> None:
+        """The lead to the first call waiting, else no round out (under the lock)."""
+        if self.waiting:
+            self.waiting[0].leads = True
+            self.waiting[0].done.set()
+        else:
+            self.out = False
+
+    def _round(self) -> None:
+        """The waiting calls' round trip, then the lead handed on."""
+        with self.lock:
+            calls, self.waiting = self.waiting, []
+        try:
+            connection = self.pool.get_connection()
+            try:
+                connection.retry.call_with_retry(
+                    lambda: exchange(connection, calls), lambda _: connection.disconnect()
+                )
+            finally:
+                self.pool.release(connection)
+        except Exception as error:
+            with self.lock:
+                # Redis did not answer the round, or no connection was free in time: the
+                # calls queued behind it fail with it now, not one timeout later each.
+                calls += self.waiting
+                self.waiting = []
+            fail(calls, error)
+        except BaseException:  # the leader itself is interrupted (its worker stops)
+            fail(calls, redis.exceptions.ConnectionError("the round was interrupted"))
+            raise
+        finally:
+            with self.lock:
+                self._hand_on()
+            for call in calls:
+                call.done.set()
+
+
+def fail(calls: list[Call], error: Exception) -> None:
+    """`error` for each of the calls that has no answer."""
+    for call in calls:
+        if not call.answered:
+            call.reply, call.answered = error, True
+
+
+def exchange(connection: Any, calls: list[Call]) -> None:
+    """The calls not answered yet, sent in one pipeline on `connection`, each answered with
+    its reply or its error; a server whose script cache is empty (restarted, or a replica
+    promoted) is given the scripts it lacks, and asked again."""
+    for attempt in range(2):
+        asked = [call for call in calls if not call.answered]
+        connection.send_packed_command(connection.pack_commands(
+            [("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args)
+             for call in asked]))  # fmt: skip
+        for call in asked:
+            try:
+                call.reply = connection.read_response()
+            except redis.exceptions.ResponseError as error:
+                if attempt == 0 and isinstance(error, redis.exceptions.NoScriptError):
+                    continue
+                call.reply = error
+            call.answered = True
+        if all(call.answered for call in calls):
+            return
+        lacking = {call.script.sha: call.script for call in calls if not call.answered}
+        for script in lacking.values():
+            connection.send_command("SCRIPT", "LOAD", script.script)
+            connection.read_response()
 
 
 def parse_sentinels(text: str) -> tuple[tuple[str, int], ...]:
@@ -533,6 +644,8 @@ class RedisStore(SessionStore):
         # WAIT gives up a little before the socket would: its "not enough" is a clean 503 on
         # a connection that stays usable.
         self._wait_ms = max(1, int(timeout * 1000 * WAIT_SHARE))
+        # A cluster's client finds each key's node; elsewhere one pool serves every call.
+        self.rounds = None if self.target.cluster else Rounds(self.client.connection_pool)
         self._load = self.client.register_script(LOAD)
         self._commit = self.client.register_script(COMMIT)
         self._events = self.client.register_script(EVENTS)
@@ -558,9 +671,9 @@ class RedisStore(SessionStore):
         it may show). StoreUnavailable when they do not within the timeout."""
         with reachable():
             if not self.min_replicas:
-                if self.target.cluster:  # the cluster client finds the key's node
+                if self.rounds is None:  # the cluster client finds the key's node
                     return script(keys=keys, args=args)
-                return self._evalsha(script, keys, args)
+                return self.rounds.call(script, keys, args)
             node = self._node_of(keys[0])
             try:
                 return self._run_and_wait(node, script, keys, args)
@@ -571,22 +684,6 @@ class RedisStore(SessionStore):
             ):
                 self._refresh_topology()
                 raise
-
-    def _evalsha(self, script: Any, keys: list[str], args: list[Any]) -> Any:
-        """`script` on a connection of the client's pool, sent and read through redis-py's
-        connection and its retry as the client would, without the client's layers around
-        them (the command's dispatch, its telemetry, the script object's own call): a move's
-        round trip costs the worker about 40 µs less CPU under gevent, pool included
-        (docs/benchmarks.md)."""
-        pool = self.client.connection_pool
-        connection = pool.get_connection()
-        try:
-            return connection.retry.call_with_retry(
-                lambda: evalsha(connection, script, keys, args),
-                lambda _: connection.disconnect(),
-            )
-        finally:
-            pool.release(connection)
 
     def _run_and_wait(self, node: Any, script: Any, keys: list[str], args: list[Any]) -> Any:
         for _ in range(2):

@@ -19,6 +19,7 @@ from service.store import (
     SessionStore,
     Settle,
     StoreUnavailable,
+    redis_store,
 )
 from service.store.redis_store import outbox_key
 from tests.redis_server import RedisServer
@@ -359,3 +360,112 @@ def test_many_sessions_settle_in_one_call_each_answered_with_its_own_outbox(kind
     seconds = [Settle(i, 1, f'{{"s": {n}, "m": 2}}') for n, i in enumerate(ids)]
     assert store.outbox_settle(seconds) == [[]] * 12
     assert all(store.outbox(i) == [] for i in ids)
+
+
+def until(condition, seconds: float = 5.0) -> None:
+    """Wait for another thread to bring `condition` about."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.005)
+
+
+def spy_rounds(monkeypatch) -> list[int]:
+    """How many calls each round trip of the Redis store carried, in order."""
+    rounds: list[int] = []
+    exchange = redis_store.exchange
+
+    def counted(connection, calls):
+        rounds.append(len(calls))
+        return exchange(connection, calls)
+
+    monkeypatch.setattr(redis_store, "exchange", counted)
+    return rounds
+
+
+def test_calls_made_while_a_round_is_out_share_the_next_each_answered_alone(
+    redis_server, redis_url, monkeypatch
+):
+    """Group commit: the calls of a process's requests made while one round trip is out go
+    together in the next, each script run alone and each answer its own (an error only
+    its call's); a script cache lost meanwhile is reloaded once a script, not once a call."""
+    store = RedisStore(redis_url, 60, timeout=10)
+    ids = [f"s{n}" for n in range(12)]
+    for session_id in ids:
+        create(store, session(session_id))
+    redis.Redis.from_url(redis_url).set("cards:{bad}:session", "not a hash")
+    store.client.script_flush()
+    store.client.config_resetstat()
+    rounds = spy_rounds(monkeypatch)
+    answers: dict[str, object] = {}
+
+    def ask(name: str, call) -> None:
+        try:
+            answers[name] = call()
+        except redis.RedisError as error:
+            answers[name] = error
+
+    redis_server.pause()
+    try:
+        first = threading.Thread(target=ask, args=("first", lambda: store.load("s0")))
+        first.start()
+        until(lambda: rounds == [1])  # the first call's round is out; Redis answers nothing
+        threads = [first]
+        for n, session_id in enumerate(ids):
+            commit = lambda session_id=session_id, n=n: store.commit(  # noqa: E731
+                session_id, change(0, f'["{n}"]')
+            )
+            threads.append(threading.Thread(target=ask, args=(session_id, commit)))
+        threads.append(threading.Thread(target=ask, args=("bad", lambda: store.load("bad"))))
+        for thread in threads[1:]:
+            thread.start()
+        until(lambda: len(store.rounds.waiting) == len(ids) + 1)
+    finally:
+        redis_server.resume()
+    for thread in threads:
+        thread.join()
+    assert rounds == [1, len(ids) + 1]
+    assert answers["first"].version == 0
+    assert all(answers[i].outcome is Outcome.APPLIED and answers[i].version == 1 for i in ids)
+    assert isinstance(answers["bad"], redis.ResponseError)
+    assert "WRONGTYPE" in str(answers["bad"])
+    loads = store.client.info("commandstats")["cmdstat_script|load"]["calls"]
+    assert loads == 2  # LOAD's and COMMIT's, each once
+    assert [store.events(i, 0) for i in ids] == [[f'["{n}"]'] for n in range(len(ids))]
+    assert not store.rounds.out and not store.rounds.waiting
+    store.close()
+
+
+def test_a_round_redis_leaves_unanswered_fails_the_calls_queued_behind_it_at_once(
+    redis_server, redis_url, monkeypatch
+):
+    """A hung Redis: the round out times out, and the calls that queued behind it fail with
+    it rather than each waiting a timeout more; once Redis answers, calls go through."""
+    store = RedisStore(redis_url, 60, timeout=0.5)
+    create(store, session())
+    rounds = spy_rounds(monkeypatch)
+    failed: list[tuple[object, float]] = []
+
+    def load() -> None:
+        with pytest.raises(StoreUnavailable) as raised:
+            store.load("s1")
+        failed.append((raised.value, time.monotonic()))
+
+    redis_server.pause()
+    try:
+        started = time.monotonic()
+        threads = [threading.Thread(target=load) for _ in range(6)]
+        threads[0].start()
+        until(lambda: rounds == [1])
+        for thread in threads[1:]:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        redis_server.resume()
+    assert rounds == [1]  # the queued calls were never sent
+    assert len(failed) == 6
+    assert max(when for _, when in failed) - started < 1.0  # one timeout, not two
+    assert store.load("s1").version == 0
+    assert rounds == [1, 1]
+    store.close()
