@@ -500,8 +500,13 @@ class Rounds:
     retry, without the client's layers around them (a command's dispatch, its telemetry, the
     script object's own call)."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, pool: Any, min_replicas: int = 0, wait_ms: int = 0) -> None:
+        """With `min_replicas`, each round ends with WAIT for that many replicas, at most
+        `wait_ms`: its calls are answered only once the replicas have every write up to
+        them (StoreUnavailable when they do not in time)."""
         self.pool = pool
+        self.min_replicas = min_replicas
+        self.wait_ms = wait_ms
         self.lock = threading.Lock()
         self.waiting: list[Call] = []
         self.out = False  # a round is out: a new call waits for the next
@@ -545,7 +550,7 @@ class Rounds:
             connection = self.pool.get_connection()
             try:
                 connection.retry.call_with_retry(
-                    lambda: exchange(connection, calls), lambda _: connection.disconnect()
+                    lambda: self._exchange(connection, calls), lambda _: connection.disconnect()
                 )
             finally:
                 self.pool.release(connection)
@@ -565,37 +570,61 @@ class Rounds:
             for call in calls:
                 call.done.set()
 
+    def _exchange(self, connection: Any, calls: list[Call]) -> None:
+        """The calls not answered yet, sent in one pipeline on `connection` (in durable mode
+        followed by WAIT), each answered with its reply or its error; a server whose script
+        cache is empty (restarted, or a replica promoted) is given the scripts it lacks, and
+        asked again."""
+        for attempt in range(2):
+            asked = [call for call in calls if not call.answered]
+            commands = [("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args)
+                        for call in asked]  # fmt: skip
+            if self.min_replicas:
+                commands.append(("WAIT", self.min_replicas, self.wait_ms))
+            connection.send_packed_command(connection.pack_commands(commands))
+            replies = []
+            for _ in asked:
+                try:
+                    replies.append(connection.read_response())
+                except redis.exceptions.ResponseError as error:
+                    replies.append(error)
+            if self.min_replicas:
+                self._acknowledged(connection)
+            for call, reply in zip(asked, replies, strict=True):
+                if attempt == 0 and isinstance(reply, redis.exceptions.NoScriptError):
+                    continue
+                call.reply, call.answered = reply, True
+            if all(call.answered for call in calls):
+                return
+            lacking = {call.script.sha: call.script for call in calls if not call.answered}
+            for script in lacking.values():
+                connection.send_command("SCRIPT", "LOAD", script.script)
+                connection.read_response()
+
+    def _acknowledged(self, connection: Any) -> None:
+        """WAIT's answer read: enough replicas, else StoreUnavailable; a node that turned
+        replica since the scripts (a failover chose another primary) acknowledges nothing,
+        and its connections go, so that the next call asks anew where the primary is."""
+        try:
+            replicas = connection.read_response()
+        except redis.exceptions.ResponseError as error:
+            if str(error).startswith(DEMOTED):
+                connection.disconnect()
+                self.pool.disconnect(inuse_connections=False)
+                raise redis.exceptions.ReadOnlyError(str(error)) from error
+            raise
+        if int(replicas) < self.min_replicas:
+            raise StoreUnavailable(
+                f"only {replicas} of REDIS_MIN_REPLICAS={self.min_replicas} replicas "
+                f"acknowledged within {self.wait_ms} ms"
+            )
+
 
 def fail(calls: list[Call], error: Exception) -> None:
     """`error` for each of the calls that has no answer."""
     for call in calls:
         if not call.answered:
             call.reply, call.answered = error, True
-
-
-def exchange(connection: Any, calls: list[Call]) -> None:
-    """The calls not answered yet, sent in one pipeline on `connection`, each answered with
-    its reply or its error; a server whose script cache is empty (restarted, or a replica
-    promoted) is given the scripts it lacks, and asked again."""
-    for attempt in range(2):
-        asked = [call for call in calls if not call.answered]
-        connection.send_packed_command(connection.pack_commands(
-            [("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args)
-             for call in asked]))  # fmt: skip
-        for call in asked:
-            try:
-                call.reply = connection.read_response()
-            except redis.exceptions.ResponseError as error:
-                if attempt == 0 and isinstance(error, redis.exceptions.NoScriptError):
-                    continue
-                call.reply = error
-            call.answered = True
-        if all(call.answered for call in calls):
-            return
-        lacking = {call.script.sha: call.script for call in calls if not call.answered}
-        for script in lacking.values():
-            connection.send_command("SCRIPT", "LOAD", script.script)
-            connection.read_response()
 
 
 def parse_sentinels(text: str) -> tuple[tuple[str, int], ...]:
@@ -645,7 +674,11 @@ class RedisStore(SessionStore):
         # a connection that stays usable.
         self._wait_ms = max(1, int(timeout * 1000 * WAIT_SHARE))
         # A cluster's client finds each key's node; elsewhere one pool serves every call.
-        self.rounds = None if self.target.cluster else Rounds(self.client.connection_pool)
+        self.rounds = (
+            None
+            if self.target.cluster
+            else Rounds(self.client.connection_pool, min_replicas, self._wait_ms)
+        )
         self._load = self.client.register_script(LOAD)
         self._commit = self.client.register_script(COMMIT)
         self._events = self.client.register_script(EVENTS)
@@ -665,15 +698,16 @@ class RedisStore(SessionStore):
         return "1" if self.min_replicas else ""
 
     def _run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
-        """`script` on its keys; in durable mode followed, on the same connection, by WAIT:
-        its answer only once `min_replicas` replicas have every write up to it (the script's
-        own, or for a read the TTL refresh every read does, which orders it after every write
-        it may show). StoreUnavailable when they do not within the timeout."""
+        """`script` on its keys, in a shared round (on a cluster, on its key's node); in
+        durable mode followed, on the same connection, by WAIT: its answer only once
+        `min_replicas` replicas have every write up to it (the script's own, or for a read
+        the TTL refresh every read does, which orders it after every write it may show).
+        StoreUnavailable when they do not within the timeout."""
         with reachable():
-            if not self.min_replicas:
-                if self.rounds is None:  # the cluster client finds the key's node
-                    return script(keys=keys, args=args)
+            if self.rounds is not None:
                 return self.rounds.call(script, keys, args)
+            if not self.min_replicas:  # the cluster client finds the key's node
+                return script(keys=keys, args=args)
             node = self._node_of(keys[0])
             try:
                 return self._run_and_wait(node, script, keys, args)
@@ -714,10 +748,8 @@ class RedisStore(SessionStore):
         raise StoreUnavailable("Redis lost its scripts twice in a row")
 
     def _node_of(self, key: str) -> Any:
-        """The client of the node that holds `key`: on a cluster its master's own (WAIT
-        must follow the write on that node's connection), else the client itself."""
-        if not self.target.cluster:
-            return self.client
+        """The client of the cluster node that holds `key`: its master's own (WAIT must
+        follow the write on that node's connection)."""
         node = self.client.get_node_from_key(key)
         return self.client.get_redis_connection(node)
 

@@ -373,13 +373,13 @@ def until(condition, seconds: float = 5.0) -> None:
 def spy_rounds(monkeypatch) -> list[int]:
     """How many calls each round trip of the Redis store carried, in order."""
     rounds: list[int] = []
-    exchange = redis_store.exchange
+    exchange = redis_store.Rounds._exchange
 
-    def counted(connection, calls):
+    def counted(self, connection, calls):
         rounds.append(len(calls))
-        return exchange(connection, calls)
+        return exchange(self, connection, calls)
 
-    monkeypatch.setattr(redis_store, "exchange", counted)
+    monkeypatch.setattr(redis_store.Rounds, "_exchange", counted)
     return rounds
 
 
@@ -469,3 +469,46 @@ def test_a_round_redis_leaves_unanswered_fails_the_calls_queued_behind_it_at_onc
     assert store.load("s1").version == 0
     assert rounds == [1, 1]
     store.close()
+
+
+def test_a_durable_round_ends_with_one_wait_and_its_calls_are_on_the_replica(tmp_path, monkeypatch):
+    """REDIS_MIN_REPLICAS: a round's calls are answered after one WAIT for them all, so
+    every write they were told of is on the replica already."""
+    with RedisServer(tmp_path / "primary") as primary, RedisServer(tmp_path / "replica") as replica:
+        with replica.client() as admin:
+            admin.replicaof("127.0.0.1", primary.port)
+        with primary.client() as admin:
+            until(lambda: admin.info("replication")["connected_slaves"] == 1, 30)
+            assert admin.wait(1, 30_000) == 1
+        store = RedisStore(primary.url, 60, timeout=10, min_replicas=1)
+        ids = [f"s{n}" for n in range(8)]
+        for session_id in ids:
+            create(store, session(session_id))
+        store.load("s0")  # its script loaded: no NOSCRIPT round below
+        store.client.config_resetstat()
+        rounds = spy_rounds(monkeypatch)
+        answers: dict[str, object] = {}
+        primary.pause()
+        try:
+            first = threading.Thread(target=lambda: answers.update(first=store.load("s0")))
+            first.start()
+            until(lambda: rounds == [1])
+            threads = [first] + [
+                threading.Thread(
+                    target=lambda i=i: answers.update({i: store.commit(i, change(0, "[]"))})
+                )
+                for i in ids
+            ]
+            for thread in threads[1:]:
+                thread.start()
+            until(lambda: len(store.rounds.waiting) == len(ids))
+        finally:
+            primary.resume()
+        for thread in threads:
+            thread.join()
+        assert rounds == [1, len(ids)]
+        assert store.client.info("commandstats")["cmdstat_wait"]["calls"] == 2
+        assert all(answers[i].outcome is Outcome.APPLIED for i in ids)
+        with replica.client() as copy:
+            assert [copy.hget(f"cards:{{{i}}}:session", "version") for i in ids] == [b"1"] * 8
+        store.close()
