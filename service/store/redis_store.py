@@ -39,7 +39,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -484,7 +484,7 @@ class Call:
     script: Any
     keys: list[str]
     args: list[Any]
-    done: threading.Event = field(default_factory=threading.Event)
+    done: threading.Event
     answered: bool = False
     reply: Any = None
     leads: bool = False
@@ -513,7 +513,9 @@ class Rounds:
 
     def call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         """`script`'s reply on its keys and arguments (its error raised)."""
-        call = Call(script, keys, args)
+        # Made at the call, not bound at import: a gevent worker's (monkey-patched) Event
+        # even when the app was loaded before the patch (gunicorn's --preload).
+        call = Call(script, keys, args, threading.Event())
         with self.lock:
             self.waiting.append(call)
             call.leads = not self.out

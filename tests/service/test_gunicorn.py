@@ -2,6 +2,7 @@
 
 import json
 import random
+import threading
 import time
 
 import pytest
@@ -64,3 +65,37 @@ def test_errors_over_real_http_are_problem_details_with_the_request_id(gunicorn)
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     (logged,) = [line for line in lines if line["request_id"] == "real-http-1"]
     assert logged["status"] == 400 and logged["path"] == "/v1/games/basra/apply"
+
+
+def test_a_preloaded_app_on_redis_answers_concurrent_hosted_moves(redis_url, tmp_path):
+    """gunicorn --preload makes the app before gevent patches the workers: the moves of
+    concurrent players, whose calls share round trips to Redis, must still wait for a
+    round as greenlets (a wait that blocked a worker's thread stopped it for good)."""
+    with serve(tmp_path / "gunicorn.log", "--preload", ready="/readyz", REDIS_URL=redis_url,
+               RATE_LIMITS="false", LOG_LEVEL="warning") as server:  # fmt: skip
+        played: list[int] = []
+
+        def play() -> None:
+            with requests.Session() as http:
+                seats = [{"type": "human"}, {"type": "human"}]
+                created = http.post(f"{server.url}/v1/sessions", timeout=10,
+                                    json={"game": "basra", "seats": seats}).json()  # fmt: skip
+                url = f"{server.url}/v1/sessions/{created['id']}"
+                moves = f"{url}/moves"
+                seated = [{"Authorization": f"Bearer {seat['token']}"} for seat in created["seats"]]
+                for _ in range(20):
+                    for headers in seated:
+                        answer = http.get(url, headers=headers, timeout=10).json()
+                        if answer["moves"]:
+                            body = {"move": answer["moves"][0], "version": answer["version"]}
+                            moved = http.post(moves, json=body, headers=headers, timeout=10)
+                            assert moved.status_code == 200, moved.text
+                            break
+                played.append(http.get(url, headers=seated[0], timeout=10).json()["version"])
+
+        threads = [threading.Thread(target=play) for _ in range(16)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert played == [20] * 16
