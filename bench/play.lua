@@ -2,7 +2,7 @@
 -- -cN), plays the moves of DIRECTORY/n.tsv in order (a move a line: path, Authorization,
 -- body, tab-separated) from the line that line n of STARTS_FILE names. It goes on to the
 -- next move only once one is answered 200: wrk may ask for a request it never sends. Ends
--- as bench/post.lua does, whose `setup` and `done` it shares.
+-- as bench/post.lua does, whose `setup`, `done` and gate it shares.
 --   wrk -tN -cN -s bench/play.lua URL -- DIRECTORY STARTS_FILE
 dofile((debug.getinfo(1, "S").source:sub(2):gsub("play%.lua$", "post.lua")))
 
@@ -17,9 +17,11 @@ function init(args)
     prepared[#prepared + 1] = wrk.format("POST", path, {
       ["Content-Type"] = "application/json", ["Authorization"] = authorization}, body)
   end
+  open_gate_if_last()
 end
 
 function request()
+  wait_at_gate()
   return prepared[turn + 1]
 end
 

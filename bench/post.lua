@@ -3,9 +3,37 @@
 -- every latency wrk recorded (microseconds, with how many times each was seen), so that
 -- slices taken in turn add up to exact percentiles, and where each thread got to (`turn`).
 --   wrk -s bench/post.lua URL -- PATH BODIES_FILE
+local ffi = require("ffi")
+ffi.cdef [[ int access(const char *path, int mode); int usleep(unsigned int usec); ]]
 local threads = {}
 prepared = {}
 turn = 0 -- a global, so that done() can read each thread's
+
+-- The gate. wrk starts a thread as soon as its init() has run, one thread after another, and
+-- starts its clock only once the last is started: on a busy machine, threads started early
+-- would send requests for a good part of a second that count against no time at all (a load
+-- whose init reads more would look faster). So each thread holds its first request until
+-- the last thread's init has opened the gate, a file named by WRK_GATE (bench/wrk.py).
+local gate, last = os.getenv("WRK_GATE"), tonumber(os.getenv("WRK_THREADS")) - 1
+local closed = true
+-- wrk asks thread 0 for one request on its main thread before starting any (to check it):
+-- that call must not wait for a gate the later threads have yet to open.
+local checked = false
+
+function open_gate_if_last()
+  if id == last then io.open(gate, "w"):close() end
+end
+
+function wait_at_gate()
+  if id == 0 and not checked then
+    checked = true
+    return
+  end
+  while closed do
+    closed = ffi.C.access(gate, 0) ~= 0
+    if closed then ffi.C.usleep(100) end
+  end
+end
 
 function setup(thread)
   thread:set("id", #threads)
@@ -17,9 +45,11 @@ function init(args)
     prepared[#prepared + 1] = wrk.format("POST", args[1], {["Content-Type"] = "application/json"}, line)
   end
   turn = math.random(#prepared) -- each thread starts somewhere else in the corpus
+  open_gate_if_last()
 end
 
 function request()
+  wait_at_gate()
   turn = turn % #prepared + 1
   return prepared[turn]
 end

@@ -3,8 +3,10 @@ closed-loop keep-alive connections POSTing a corpus of JSON bodies, or playing h
 sessions move by move, measured in slices that add up, so loads taken in turn weigh alike
 on the machine's changing load."""
 
+import os
 import shutil
 import subprocess
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,7 +84,9 @@ def run(load: Load, url: str, connections: int, threads: int, seconds: int,
         installed(), f"-t{threads}", f"-c{connections}", f"-d{seconds}s",
         f"--timeout={TIMEOUT_SECONDS}s", "-s", str(script), url, "--", *arguments,
     ]  # fmt: skip
-    ran = subprocess.run(command, capture_output=True, text=True)
+    with tempfile.TemporaryDirectory() as scratch:  # the gate of post.lua, closed
+        gate = {"WRK_GATE": str(Path(scratch) / "open"), "WRK_THREADS": str(threads)}
+        ran = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **gate})
     if ran.returncode:
         raise RuntimeError(f"{' '.join(command)} exited with {ran.returncode}: {ran.stderr}")
     line = next(line for line in ran.stdout.splitlines() if line.startswith("BENCH "))
