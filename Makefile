@@ -67,7 +67,7 @@ java:
 	$(call apt-install,command -v java,default-jre-headless)
 
 # The Python suite twice: on the pure-Python engine, then on its mypyc build (test-compiled).
-test: venv redis-server chromium java $(CLIENT)/node_modules/.installed
+test: venv redis-server chromium java wrk $(CLIENT)/node_modules/.installed
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory test-compiled
 	cd $(CLIENT) && npm test
@@ -85,7 +85,7 @@ $(VENV)/.bench-installed: $(VENV)/.installed
 	@$(PIP) install -e '.[test,bench]'
 	@touch $@
 
-# wrk, the C load generator of the HTTP benchmarks.
+# wrk, the C load generator of the HTTP benchmarks (a test checks its gate, bench/post.lua).
 wrk:
 	$(call apt-install,command -v wrk,wrk)
 

@@ -2,7 +2,7 @@
 -- turn, and ends with one line "BENCH {...}": the requests, the seconds, the errors and
 -- every latency wrk recorded (microseconds, with how many times each was seen), so that
 -- slices taken in turn add up to exact percentiles, and where each thread got to (`turn`).
---   wrk -s bench/post.lua URL -- PATH BODIES_FILE
+--   [WRK_GATE=FILE WRK_THREADS=N] wrk -tN -s bench/post.lua URL -- PATH BODIES_FILE
 local ffi = require("ffi")
 ffi.cdef [[ int access(const char *path, int mode); int usleep(unsigned int usec); ]]
 local threads = {}
@@ -13,15 +13,17 @@ turn = 0 -- a global, so that done() can read each thread's
 -- starts its clock only once the last is started: on a busy machine, threads started early
 -- would send requests for a good part of a second that count against no time at all (a load
 -- whose init reads more would look faster). So each thread holds its first request until
--- the last thread's init has opened the gate, a file named by WRK_GATE (bench/wrk.py).
-local gate, last = os.getenv("WRK_GATE"), tonumber(os.getenv("WRK_THREADS")) - 1
-local closed = true
+-- the last thread's init has opened the gate, a file named by WRK_GATE, which must not exist
+-- yet; WRK_THREADS says how many threads there are (bench/wrk.py sets both; without them,
+-- a run by hand, there is no gate).
+local gate, last = os.getenv("WRK_GATE"), tonumber(os.getenv("WRK_THREADS") or "1") - 1
+local closed = gate ~= nil
 -- wrk asks thread 0 for one request on its main thread before starting any (to check it):
 -- that call must not wait for a gate the later threads have yet to open.
 local checked = false
 
 function open_gate_if_last()
-  if id == last then io.open(gate, "w"):close() end
+  if gate and id == last then io.open(gate, "w"):close() end
 end
 
 function wait_at_gate()

@@ -1,11 +1,16 @@
 """The benchmark's own parts that its figures rest on: the echo floor, the worker shape it
-is served in, the exact percentiles of wrk's latencies, where a slice of hosted sessions
-leaves off, and the Bank expert's row."""
+is served in, the exact percentiles of wrk's latencies, wrk's gate, where a slice of
+hosted sessions leaves off, and the Bank expert's row."""
 
+import http.server
+import threading
 from collections import Counter
+from contextlib import nullcontext
+from pathlib import Path
 
 import orjson
 
+from bench import wrk
 from bench.bots import BANK_BUDGET_MS, measure
 from bench.echo import app
 from bench.http import worker_shape
@@ -62,3 +67,40 @@ def test_a_slice_of_hosted_sessions_is_followed_by_a_session_it_never_began(tmp_
     assert moves.next == 450
     assert moves.resume(600) == 150
     assert moves.next == 600  # every move played: the next slice needs new sessions
+
+
+class Recorded(http.server.BaseHTTPRequestHandler):
+    """Answers every POST 200 on a keep-alive connection, noting whether the gate was open
+    when the request arrived."""
+
+    protocol_version = "HTTP/1.1"
+    gate: Path
+    seen: list[bool]
+
+    def do_POST(self) -> None:
+        self.seen.append(self.gate.exists())
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_wrk_threads_send_nothing_before_the_last_one_opens_the_gate(tmp_path, monkeypatch):
+    # A corpus that takes each thread's init a while to read: without the gate, the first
+    # threads would be sending while the last ones read it.
+    bodies = wrk.body_file(tmp_path / "bodies.jsonl", [b'{"n":%d}' % n for n in range(20000)])
+    Recorded.gate, Recorded.seen = tmp_path / "open", []
+    monkeypatch.setattr(wrk.tempfile, "TemporaryDirectory", lambda: nullcontext(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorded)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        load = wrk.post(Load("gated"), f"http://127.0.0.1:{server.server_port}", "/x", bodies,
+                        connections=4, seconds=1, threads=4)  # fmt: skip
+    finally:
+        server.shutdown()
+    assert load.requests > 0 and load.failures == 0
+    assert Recorded.seen and all(Recorded.seen)
