@@ -604,22 +604,39 @@ class Rounds:
                 connection.read_response()
 
     def _acknowledged(self, connection: Any) -> None:
-        """WAIT's answer read: enough replicas, else StoreUnavailable; a node that turned
-        replica since the scripts (a failover chose another primary) acknowledges nothing,
-        and its connections go, so that the next call asks anew where the primary is."""
+        """WAIT's answer read on `connection` and checked (acknowledge); the connection goes
+        too when the node turned replica."""
         try:
             replicas = connection.read_response()
         except redis.exceptions.ResponseError as error:
-            if str(error).startswith(DEMOTED):
-                connection.disconnect()
-                self.pool.disconnect(inuse_connections=False)
-                raise redis.exceptions.ReadOnlyError(str(error)) from error
-            raise
-        if int(replicas) < self.min_replicas:
-            raise StoreUnavailable(
-                f"only {replicas} of REDIS_MIN_REPLICAS={self.min_replicas} replicas "
-                f"acknowledged within {self.wait_ms} ms"
-            )
+            replicas = error
+        if demoted(replicas):
+            connection.disconnect()  # in use, so beyond the pool's own disconnect
+        acknowledge(replicas, self.min_replicas, self.wait_ms, self.pool)
+
+
+def demoted(replicas: Any) -> bool:
+    """Whether WAIT's answer says the node is a replica now."""
+    return isinstance(replicas, redis.exceptions.ResponseError) and str(replicas).startswith(
+        DEMOTED
+    )
+
+
+def acknowledge(replicas: Any, min_replicas: int, wait_ms: int, pool: Any) -> None:
+    """WAIT's answer (or its error) checked: enough replicas, else StoreUnavailable. A node
+    that turned replica since the script (a failover chose another primary) acknowledges
+    nothing, and `pool`'s idle connections to it go, so that the next call asks anew where
+    the primary is."""
+    if demoted(replicas):
+        pool.disconnect(inuse_connections=False)
+        raise redis.exceptions.ReadOnlyError(str(replicas)) from replicas
+    if isinstance(replicas, Exception):
+        raise replicas
+    if int(replicas) < min_replicas:
+        raise StoreUnavailable(
+            f"only {replicas} of REDIS_MIN_REPLICAS={min_replicas} replicas "
+            f"acknowledged within {wait_ms} ms"
+        )
 
 
 def fail(calls: list[Call], error: Exception) -> None:
@@ -730,22 +747,9 @@ class RedisStore(SessionStore):
             if isinstance(reply, redis.exceptions.NoScriptError):
                 node.script_load(script.script)  # a fresh primary: its script cache is empty
                 continue
-            if isinstance(replicas, redis.exceptions.ResponseError) and str(replicas).startswith(
-                DEMOTED
-            ):
-                # The node turned replica between the script and WAIT (a failover chose another
-                # primary): nothing is acknowledged, and its connections go, so that the next
-                # call asks anew where the primary is.
-                node.connection_pool.disconnect(inuse_connections=False)
-                raise redis.exceptions.ReadOnlyError(str(replicas))
-            for result in (reply, replicas):
-                if isinstance(result, Exception):
-                    raise result
-            if int(replicas) < self.min_replicas:
-                raise StoreUnavailable(
-                    f"only {replicas} of REDIS_MIN_REPLICAS={self.min_replicas} replicas "
-                    f"acknowledged within {self._wait_ms} ms"
-                )
+            if isinstance(reply, Exception) and not demoted(replicas):
+                raise reply
+            acknowledge(replicas, self.min_replicas, self._wait_ms, node.connection_pool)
             return reply
         raise StoreUnavailable("Redis lost its scripts twice in a row")
 
