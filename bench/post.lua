@@ -18,8 +18,9 @@ turn = 0 -- a global, so that done() can read each thread's
 -- a run by hand, there is no gate).
 local gate, last = os.getenv("WRK_GATE"), tonumber(os.getenv("WRK_THREADS") or "1") - 1
 local closed = gate ~= nil
--- wrk asks thread 0 for one request on its main thread before starting any (to check it):
--- that call must not wait for a gate the later threads have yet to open.
+-- wrk asks thread 0 for one request on its main thread before starting any (to check it),
+-- and never sends it: that call must not wait for a gate the later threads have yet to
+-- open, and wait_at_gate() returns true for it alone.
 local checked = false
 
 function open_gate_if_last()
@@ -29,7 +30,7 @@ end
 function wait_at_gate()
   if id == 0 and not checked then
     checked = true
-    return
+    return true
   end
   while closed do
     closed = ffi.C.access(gate, 0) ~= 0

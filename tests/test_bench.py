@@ -1,6 +1,7 @@
 """The benchmark's own parts that its figures rest on: the echo floor, the worker shape it
-is served in, the exact percentiles of wrk's latencies, wrk's gate, where a slice of
-hosted sessions leaves off, and the Bank expert's row."""
+is served in, the exact percentiles of wrk's latencies, wrk's gate, the order it plays a
+connection's moves in, where a slice of hosted sessions leaves off, and the Bank expert's
+row."""
 
 import http.server
 import threading
@@ -104,3 +105,46 @@ def test_wrk_threads_send_nothing_before_the_last_one_opens_the_gate(tmp_path, m
         server.shutdown()
     assert load.requests > 0 and load.failures == 0
     assert Recorded.seen and all(Recorded.seen)
+
+
+class Played(http.server.BaseHTTPRequestHandler):
+    """Answers every POST 200 on a keep-alive connection, noting each move it was sent: the
+    connection's Authorization and the body's number."""
+
+    protocol_version = "HTTP/1.1"
+    seen: list[tuple[str, int]]
+
+    def do_POST(self) -> None:
+        body = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.seen.append((self.headers["Authorization"], body["n"]))
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_wrk_plays_each_connections_moves_in_order_from_its_start_and_none_twice(tmp_path):
+    starts = [5, 0, 12]
+    for connection in range(len(starts)):
+        (tmp_path / f"{connection}.tsv").write_text("".join(
+            f'/m\tBearer {connection}\t{{"n":{n}}}\n' for n in range(100000)
+        ))  # fmt: skip
+    Played.seen = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Played)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        load = Load("played")
+        turns = wrk.play(load, f"http://127.0.0.1:{server.server_port}", tmp_path, starts,
+                         connections=len(starts), seconds=1)  # fmt: skip
+    finally:
+        server.shutdown()
+    assert load.failures == 0
+    for connection, start in enumerate(starts):
+        played = [n for token, n in Played.seen if token == f"Bearer {connection}"]
+        # Thread 0's first call, wrk's check of the script, is never sent and skips nothing.
+        assert played == list(range(start, start + len(played))) and played
+        # The next slice starts after every move asked for, the one in flight included.
+        assert turns[connection] - (start + len(played)) in (0, 1)
