@@ -42,6 +42,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import hiredis
 import redis
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.cluster import RedisCluster
@@ -583,7 +584,10 @@ class Rounds:
                         for call in asked]  # fmt: skip
             if self.min_replicas:
                 commands.append(("WAIT", self.min_replicas, self.wait_ms))
-            connection.send_packed_command(connection.pack_commands(commands))
+            # One buffer, one send: redis-py's pack_commands cuts a round past 6 KB (four
+            # moves' scripts) into pieces sent one by one.
+            packed = b"".join([hiredis.pack_command(command) for command in commands])
+            connection.send_packed_command([packed], check_health=False)
             replies = []
             for _ in asked:
                 try:
