@@ -10,6 +10,7 @@ method, the status, a game name, a bot level, a store operation and its outcome.
 id, token, seed or card is ever a label value.
 """
 
+import functools
 import hmac
 import os
 import time
@@ -86,9 +87,9 @@ def count_commit(facts: "Facts") -> None:
     """A follower of hosted commits: the sessions created and the moves applied, by who
     played them (a bot's level; a human's and a timeout's level is empty)."""
     if facts.created:
-        SESSIONS.labels(facts.game).inc()
+        labelled(SESSIONS, facts.game).inc()
     for moved in facts.moved:
-        MOVES.labels(facts.game, moved.by, moved.level if moved.by == "bot" else "").inc()
+        labelled(MOVES, facts.game, moved.by, moved.level if moved.by == "bot" else "").inc()
 
 
 def multiprocess_dir() -> str | None:
@@ -104,21 +105,21 @@ def exposition() -> bytes:
     return generate_latest(registry)
 
 
-# The labelled histogram of each route, method and status, looked up once: labels() checks
-# and locks on every call and costs three times the observation itself.
-_timers: dict[tuple[str, str, int], Any] = {}
+@functools.cache
+def labelled(metric: Any, *values: str) -> Any:
+    """`metric`'s child for these label values, looked up once: labels() checks the values
+    and takes a lock on every call, three times the cost of the observation itself. The
+    values come from small fixed sets (above), so the children kept are few."""
+    return metric.labels(*values)
 
 
 def observe_request(route: str, method: str, status: int, started: float) -> None:
     """Count one answered request and its latency since `started` (time.perf_counter) under
     its route template, method and status."""
-    key = (route, method if method in METHODS else "other", status)
-    timer = _timers.get(key)
-    if timer is None:
-        timer = _timers.setdefault(key, REQUESTS.labels(key[0], key[1], str(status)))
-    timer.observe(time.perf_counter() - started)
+    method = method if method in METHODS else "other"
+    labelled(REQUESTS, route, method, str(status)).observe(time.perf_counter() - started)
     if status == 503:
-        STORE_UNAVAILABLE.labels(route).inc()
+        labelled(STORE_UNAVAILABLE, route).inc()
 
 
 def install_metrics(app: flask.Flask) -> None:

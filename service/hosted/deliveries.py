@@ -518,7 +518,7 @@ class Deliveries:
 
     def _counted(self, outcome: str) -> None:
         if self.count:
-            metrics.WEBHOOK_DELIVERIES.labels(outcome).inc()
+            metrics.labelled(metrics.WEBHOOK_DELIVERIES, outcome).inc()
 
     def _send(self, message: dict) -> bool:
         """POST the message once: whether a 2xx came within the timeout. The destination is

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from service.metrics import STORE_OPERATIONS
+from service.metrics import STORE_OPERATIONS, labelled
 
 
 class StoreUnavailable(RuntimeError):
@@ -169,9 +169,9 @@ def measured(operation: str, call: Callable[..., Any]) -> Callable[..., Any]:
         try:
             result = call(store, *args)
         except StoreUnavailable:
-            STORE_OPERATIONS.labels(name, "unavailable").observe(time.perf_counter() - started)
+            labelled(STORE_OPERATIONS, name, "unavailable").observe(time.perf_counter() - started)
             raise
-        STORE_OPERATIONS.labels(name, outcome(result)).observe(time.perf_counter() - started)
+        labelled(STORE_OPERATIONS, name, outcome(result)).observe(time.perf_counter() - started)
         return result
 
     return timed
