@@ -6,7 +6,8 @@ row."""
 import http.server
 import threading
 from collections import Counter
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import orjson
@@ -71,16 +72,17 @@ def test_a_slice_of_hosted_sessions_is_followed_by_a_session_it_never_began(tmp_
 
 
 class Recorded(http.server.BaseHTTPRequestHandler):
-    """Answers every POST 200 on a keep-alive connection, noting whether the gate was open
-    when the request arrived."""
+    """Answers every POST 200 on a keep-alive connection, noting for each request whether
+    the gate was open when it arrived, its Authorization and its body."""
 
     protocol_version = "HTTP/1.1"
-    gate: Path
-    seen: list[bool]
+    gate: Path | None = None
+    seen: list[tuple[bool, str | None, bytes]]
 
     def do_POST(self) -> None:
-        self.seen.append(self.gate.exists())
-        self.rfile.read(int(self.headers["Content-Length"]))
+        opened = self.gate is not None and self.gate.exists()
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.seen.append((opened, self.headers["Authorization"], body))
         self.send_response(200)
         self.send_header("Content-Length", "2")
         self.end_headers()
@@ -88,42 +90,29 @@ class Recorded(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args: object) -> None:
         pass
+
+
+@contextmanager
+def recording(gate: Path | None = None) -> Iterator[str]:
+    """A Recorded server on a free loopback port, its notes cleared: its URL."""
+    Recorded.gate, Recorded.seen = gate, []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorded)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
 
 
 def test_wrk_threads_send_nothing_before_the_last_one_opens_the_gate(tmp_path, monkeypatch):
     # A corpus that takes each thread's init a while to read: without the gate, the first
     # threads would be sending while the last ones read it.
     bodies = wrk.body_file(tmp_path / "bodies.jsonl", [b'{"n":%d}' % n for n in range(20000)])
-    Recorded.gate, Recorded.seen = tmp_path / "open", []
     monkeypatch.setattr(wrk.tempfile, "TemporaryDirectory", lambda: nullcontext(tmp_path))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorded)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        load = wrk.post(Load("gated"), f"http://127.0.0.1:{server.server_port}", "/x", bodies,
-                        connections=4, seconds=1, threads=4)  # fmt: skip
-    finally:
-        server.shutdown()
+    with recording(tmp_path / "open") as url:
+        load = wrk.post(Load("gated"), url, "/x", bodies, connections=4, seconds=1, threads=4)
     assert load.requests > 0 and load.failures == 0
-    assert Recorded.seen and all(Recorded.seen)
-
-
-class Played(http.server.BaseHTTPRequestHandler):
-    """Answers every POST 200 on a keep-alive connection, noting each move it was sent: the
-    connection's Authorization and the body's number."""
-
-    protocol_version = "HTTP/1.1"
-    seen: list[tuple[str, int]]
-
-    def do_POST(self) -> None:
-        body = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.seen.append((self.headers["Authorization"], body["n"]))
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"{}")
-
-    def log_message(self, *args: object) -> None:
-        pass
+    assert Recorded.seen and all(opened for opened, _, _ in Recorded.seen)
 
 
 def test_wrk_plays_each_connections_moves_in_order_from_its_start_and_none_twice(tmp_path):
@@ -132,18 +121,13 @@ def test_wrk_plays_each_connections_moves_in_order_from_its_start_and_none_twice
         (tmp_path / f"{connection}.tsv").write_text("".join(
             f'/m\tBearer {connection}\t{{"n":{n}}}\n' for n in range(100000)
         ))  # fmt: skip
-    Played.seen = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Played)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        load = Load("played")
-        turns = wrk.play(load, f"http://127.0.0.1:{server.server_port}", tmp_path, starts,
-                         connections=len(starts), seconds=1)  # fmt: skip
-    finally:
-        server.shutdown()
+    load = Load("played")
+    with recording() as url:
+        turns = wrk.play(load, url, tmp_path, starts, connections=len(starts), seconds=1)
     assert load.failures == 0
     for connection, start in enumerate(starts):
-        played = [n for token, n in Played.seen if token == f"Bearer {connection}"]
+        played = [orjson.loads(body)["n"] for _, token, body in Recorded.seen
+                  if token == f"Bearer {connection}"]  # fmt: skip
         # Thread 0's first call, wrk's check of the script, is never sent and skips nothing.
         assert played == list(range(start, start + len(played))) and played
         # The next slice starts after every move asked for, the one in flight included.
