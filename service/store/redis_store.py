@@ -587,7 +587,7 @@ class Rounds:
             # One buffer, one send: redis-py's pack_commands cuts a round past 6 KB (four
             # moves' scripts) into pieces sent one by one.
             packed = b"".join([hiredis.pack_command(command) for command in commands])
-            connection.send_packed_command([packed], check_health=False)
+            connection.send_packed_command([packed])
             replies = []
             for _ in asked:
                 try:
