@@ -287,6 +287,44 @@ def test_a_bank_deal_by_clicking(served, player):
     player.only_from(served)
 
 
+@pytest.mark.parametrize("player", [("picked", DESKTOP)], indirect=True)
+def test_a_picked_cards_moves_stay_listed_when_the_board_is_drawn_again(served, player):
+    """A card that several moves play is picked by a click and lists them; the stream
+    catching up (a read of the same version) draws the board again, and the card stays
+    picked with its moves listed until one is clicked."""
+    page = player.page
+    # This seed deals seat 0, first to move, a 9♠ that either of two captures may play.
+    page.route("**/v1/sessions", lambda route: route.continue_(post_data=json.dumps(
+        {**json.loads(route.request.post_data or "{}"), "seed": "picked-9"})))  # fmt: skip
+    held: list[Route] = []
+    page.route("**/stream", lambda route: held.append(route))  # answered when the test says
+    player.open(served)
+    player.start("basra", preset="egyptian", seats="2", level="greedy")
+    card = page.locator('#hand .playable[data-card="9S"]')
+    assert card.get_attribute("data-moves") == "2"
+    assert page.locator(".choice").count() == 0
+
+    card.click()
+    assert page.locator(".choice").count() == 2
+    assert page.locator("#hand .picked").get_attribute("data-card") == "9S"
+    assert card.get_attribute("aria-pressed") == "true"
+
+    page.locator("#hand .card").first.evaluate("(card) => { card.dataset.before = 'yes'; }")
+    held[0].fulfill(
+        status=200, content_type="text/event-stream",
+        body=f"id: {player.created['version']}\nevent: events\ndata: []\n\n",
+    )  # fmt: skip
+    page.wait_for_selector("#hand [data-before]", state="detached")  # drawn again
+    assert page.locator(".choice").count() == 2
+    assert page.locator("#hand .picked").get_attribute("data-card") == "9S"
+
+    version = int(page.get_attribute("body", "data-version") or 0)
+    page.locator(".choice").first.click()
+    page.wait_for_function(f"() => Number(document.body.dataset.version) > {version}")
+    assert page.locator("#hand .picked").count() == 0
+    assert player.errors == []
+
+
 @pytest.mark.parametrize("game", ["basra", "bank"])
 @pytest.mark.parametrize("player", [("generic", DESKTOP)], indirect=True)
 def test_the_generic_renderer_plays_a_whole_match(served, player, game):

@@ -35,6 +35,7 @@ let eventsSeen = 0;     // highest event version received
 let following = null;   // AbortController of the running event stream or long poll
 let deadlineAt = null;  // when the seat to move runs out of time (this clock), or null
 let busy = false;       // a move is on its way: nothing is clickable
+let picked = null;      // the hand card whose moves are listed, and the version it was picked at
 
 class Problem extends Error {
   constructor(status, body) {
@@ -222,7 +223,7 @@ async function startMatch(event) {
 }
 
 function resetBoard() {
-  shown = latest = null;
+  shown = latest = picked = null;
   queue = [];
   eventsSeen = 0;
   $("events").replaceChildren();
@@ -598,7 +599,9 @@ function choiceButton(move, renderer) {
 }
 
 // A hand card is clickable when a legal move plays it alone; when several moves play it
-// (captures to choose from), a click lists them. Moves of several cards or none are buttons.
+// (captures to choose from), a click picks it and lists them. Moves of several cards or
+// none are buttons. A picked card stays picked until a move is played: a read of the same
+// version (the stream catching up) draws the board again and must not drop the list.
 function renderHand(view, renderer) {
   if (session.seat === null) return;  // a spectator has no hand and nothing to play
   const ready = !busy && !landing && shown === latest && view.turn === session.seat;
@@ -614,17 +617,23 @@ function renderHand(view, renderer) {
       others.push(move);
     }
   }
+  const chosen = picked && picked.version === shown.version && byCard.has(picked.card)
+    ? picked.card : null;
   const hand = view.hand.map((card) => {
     const element = cardElement(card);
     const choices = byCard.get(card);
     if (choices) {
       element.classList.add("playable");
+      if (choices.length > 1) element.setAttribute("aria-pressed", String(card === chosen));
+      element.classList.toggle("picked", card === chosen);
       element.dataset.moves = String(choices.length);
       element.tabIndex = 0;
       element.setAttribute("role", "button");
-      const pick = () => choices.length === 1
-        ? play(choices[0])
-        : $("choices").replaceChildren(...choices.map((move) => choiceButton(move, renderer)));
+      const pick = () => {
+        if (choices.length === 1) return play(choices[0]);
+        picked = { card, version: shown.version };
+        render();
+      };
       element.addEventListener("click", pick);
       element.addEventListener("keydown", (key) => { if (key.key === "Enter") pick(); });
     }
@@ -632,7 +641,8 @@ function renderHand(view, renderer) {
   });
   $("hand").replaceChildren(...hand);
   if (!hand.length) $("hand").append(note("no cards"));
-  $("choices").replaceChildren(...others.map((move) => choiceButton(move, renderer)));
+  const listed = chosen ? byCard.get(chosen) : others;
+  $("choices").replaceChildren(...listed.map((move) => choiceButton(move, renderer)));
 }
 
 // ---- events --------------------------------------------------------------------------
