@@ -140,16 +140,15 @@ class Player:
         raise AssertionError(f"no end after {MOST_CLICKS} clicks")
 
     def click_a_move(self) -> None:
-        """Click the first playable card (then its first capture when it lists several),
-        or with none the first listed move."""
-        card = self.page.locator("#hand .playable").first
-        if card.count():
-            several = card.get_attribute("data-moves") != "1"
-            card.click()
-            if several:  # the card's captures to choose from are listed
-                self.page.locator(".choice").first.click()
-        else:
-            self.page.locator(".choice").first.click()
+        """Click the first playable card, or with none the first listed move; a card that
+        several moves play is picked and lists them, and the first is clicked. Each locator
+        is resolved as its click lands: the page may draw the board again between a look
+        and a click (stop 30's CI waited on a listed move that such a redraw took away)."""
+        page = self.page
+        if not page.locator("#hand .picked").count():
+            page.locator("#hand .playable, .choice").first.click()
+        if page.locator("#hand .picked").count():
+            page.locator(".choice").first.click()
 
     def play_match(self, served: str, game: str) -> tuple[int, list[dict[str, Any]]]:
         """Play to the end of the match, checking every breakdown against the server's;
