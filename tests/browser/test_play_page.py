@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import requests
-from playwright.sync_api import Browser, Page, Route, sync_playwright
+from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
 
 from tests.browser import SCREENSHOTS
 from tests.gunicorn_server import gunicorn
@@ -304,11 +304,17 @@ def test_a_picked_cards_moves_stay_listed_when_the_board_is_drawn_again(served, 
     assert page.locator(".choice").count() == 0
 
     card.click()
-    assert page.locator(".choice").count() == 2
+    expect(page.locator(".choice")).to_have_count(2)
     assert page.locator("#hand .picked").get_attribute("data-card") == "9S"
     assert card.get_attribute("aria-pressed") == "true"
 
     page.locator("#hand .card").first.evaluate("(card) => { card.dataset.before = 'yes'; }")
+    # The page opens its stream after its first read, and Playwright hands the route to
+    # `held` only while the test waits on Playwright.
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
     held[0].fulfill(
         status=200, content_type="text/event-stream",
         body=f"id: {player.created['version']}\nevent: events\ndata: []\n\n",
