@@ -309,6 +309,7 @@ def test_a_picked_cards_moves_stay_listed_when_the_board_is_drawn_again(served, 
     expect(page.locator(".choice")).to_have_count(2)
     assert page.locator("#hand .picked").get_attribute("data-card") == "9S"
     assert card.get_attribute("aria-pressed") == "true"
+    expect(page.locator(".choice").first).to_be_focused()
 
     page.locator("#hand .card").first.evaluate("(card) => { card.dataset.before = 'yes'; }")
     # The page opens its stream after its first read, and Playwright hands the route to

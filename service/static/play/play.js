@@ -633,6 +633,8 @@ function renderHand(view, renderer) {
         if (choices.length === 1) return play(choices[0]);
         picked = { card, version: shown.version };
         render();
+        // The hand was drawn anew, so the card's focus is gone: it goes to the first move.
+        $("choices").firstElementChild.focus();
       };
       element.addEventListener("click", pick);
       element.addEventListener("keydown", (key) => { if (key.key === "Enter") pick(); });
