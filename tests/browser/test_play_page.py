@@ -230,12 +230,18 @@ def test_a_whole_basra_match_by_clicking(served, player):
     clicks, ends = player.play_match(served, "basra")
 
     assert clicks > 0
-    assert len(ends) == 1  # target 1: the first round ends the match
+    # Target 1: the first round ends the match, unless it leaves the sides level, which
+    # plays on (a CI run tied 30-30: three basras against the most cards).
+    assert ends
+    for ended in ends[:-1]:
+        assert len(set(ended["scores"])) == 1, ended["scores"]
+    assert len(set(ends[-1]["scores"])) > 1, ends[-1]["scores"]
     headline = player.page.locator("#status .headline").inner_text()
     assert headline.startswith("Match over")
     logged = player.page.locator("#events li")
     assert logged.first.get_attribute("data-type") == "match_end"
-    assert player.page.locator("#events li[data-type=round_end]").count() == 1
+    logged_ends = player.page.locator("#events li[data-type=round_end]")  # 60 lines kept
+    assert logged_ends.first.get_attribute("data-version") == str(ends[-1]["version"])
     player.followed_the_stream()
     assert player.errors == []
     player.only_from(served)
