@@ -143,7 +143,7 @@ class Player:
         """Click the first playable card, or with none the first listed move; a card that
         several moves play is picked and lists them, and the first is clicked. Each locator
         is resolved as its click lands: the page may draw the board again between a look
-        and a click (stop 30's CI waited on a listed move that such a redraw took away)."""
+        and a click (a CI run once waited on a listed move that such a redraw took away)."""
         page = self.page
         if not page.locator("#hand .picked").count():
             page.locator("#hand .playable, .choice").first.click()
@@ -324,6 +324,7 @@ def test_a_picked_cards_moves_stay_listed_when_the_board_is_drawn_again(served, 
         if held:
             break
         page.wait_for_timeout(50)
+    assert held, "the page never opened its event stream"
     held[0].fulfill(
         status=200, content_type="text/event-stream",
         body=f"id: {player.created['version']}\nevent: events\ndata: []\n\n",
