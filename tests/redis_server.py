@@ -3,6 +3,7 @@
 Never the system server on 6379: tests stop and restart this one.
 """
 
+import os
 import random
 import shutil
 import signal
@@ -21,25 +22,45 @@ LOWEST_PORT = 10000
 EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
 # Not the random module's own generator, which hypothesis seeds alike in every test worker.
 PORTS = random.SystemRandom()
+# Every port this process has handed out. A port is drawn before a server binds it (a
+# cluster draws its twelve, nodes' and buses', before its first node starts), so a port
+# drawn twice could be taken by one server while another was starting on it: a CI run saw a
+# cluster node fail with "Address already in use" for seconds on end that way.
+HANDED_OUT: set[int] = set()
 
 
 def free_port() -> int:
-    """A loopback port nothing is bound to, below the kernel's ephemeral range: a port of
-    that range can become, between this look and a server's bind, the source port of any
-    outgoing connection (a CI run once saw redis-server fail with "Address already in
-    use" that way)."""
+    """A loopback port nothing is bound to and this process has not handed out before, from
+    this pytest-xdist worker's own share of the ports below the kernel's ephemeral range (a
+    port of that range can become, between this look and a server's bind, the source port
+    of any outgoing connection)."""
     try:
         highest = int(EPHEMERAL.read_text().split()[0]) - 1
     except (OSError, ValueError, IndexError):  # not Linux: any port the kernel finds free
         highest = 0
+    lowest, highest = worker_share(LOWEST_PORT, highest)
     while True:
-        port = PORTS.randint(LOWEST_PORT, highest) if highest > LOWEST_PORT else 0
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             try:
-                sock.bind(("127.0.0.1", port))
+                sock.bind(("127.0.0.1", PORTS.randint(lowest, highest) if highest > lowest else 0))
             except OSError:
                 continue
-            return sock.getsockname()[1]
+            port = sock.getsockname()[1]
+        if port not in HANDED_OUT:
+            HANDED_OUT.add(port)
+            return port
+
+
+def worker_share(lowest: int, highest: int) -> tuple[int, int]:
+    """The part of ports `lowest`..`highest` that is this pytest-xdist worker's (all of them
+    outside xdist), so that two workers never draw the same port."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ...
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or workers < 2 or highest <= lowest:
+        return lowest, highest
+    size = (highest - lowest + 1) // workers
+    start = lowest + int(worker[2:]) * size
+    return start, start + size - 1
 
 
 class Processes:
