@@ -34,11 +34,7 @@ def free_port() -> int:
     this pytest-xdist worker's own share of the ports below the kernel's ephemeral range (a
     port of that range can become, between this look and a server's bind, the source port
     of any outgoing connection)."""
-    try:
-        highest = int(EPHEMERAL.read_text().split()[0]) - 1
-    except (OSError, ValueError, IndexError):  # not Linux: any port the kernel finds free
-        highest = 0
-    lowest, highest = worker_share(LOWEST_PORT, highest)
+    lowest, highest = port_range()
     while True:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             try:
@@ -49,6 +45,16 @@ def free_port() -> int:
         if port not in HANDED_OUT:
             HANDED_OUT.add(port)
             return port
+
+
+def port_range() -> tuple[int, int]:
+    """The ports free_port() draws from: this worker's share of those from LOWEST_PORT to
+    just below the kernel's ephemeral range (none off Linux: the kernel picks one)."""
+    try:
+        highest = int(EPHEMERAL.read_text().split()[0]) - 1
+    except (OSError, ValueError, IndexError):  # not Linux: any port the kernel finds free
+        highest = 0
+    return worker_share(LOWEST_PORT, highest)
 
 
 def worker_share(lowest: int, highest: int) -> tuple[int, int]:

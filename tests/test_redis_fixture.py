@@ -3,7 +3,7 @@ from itertools import pairwise
 import pytest
 import redis
 
-from tests.redis_server import EPHEMERAL, LOWEST_PORT, free_port, worker_share
+from tests.redis_server import free_port, port_range, worker_share
 
 
 def test_set_then_get(redis_url):
@@ -35,7 +35,7 @@ def test_stop_then_start_on_the_same_port(redis_server, redis_url):
 def test_a_port_is_handed_out_once_and_from_this_workers_share():
     ports = [free_port() for _ in range(500)]
     assert len(set(ports)) == len(ports)
-    lowest, highest = worker_share(LOWEST_PORT, int(EPHEMERAL.read_text().split()[0]) - 1)
+    lowest, highest = port_range()
     assert all(lowest <= port <= highest for port in ports)
 
 
