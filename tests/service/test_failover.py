@@ -168,21 +168,26 @@ def test_after_a_paused_primary_every_call_reads_its_own_reply(sentinels):
     try:
         client = app.test_client()
         body = {"game": "basra", "seats": WITH_BOT}
-        session = past_503s(lambda: client.post("/v1/sessions", json=body)).get_json()
+
+        def create():
+            return client.post("/v1/sessions", json=body)
+
+        session = past_503s(create).get_json()
         headers = {"Authorization": f"Bearer {session['seats'][0]['token']}"}
+
+        def read():
+            return client.get(f"/v1/sessions/{session['id']}", headers=headers)
+
         with sentinels.primary().client() as admin:
             admin.execute_command("CLIENT", "PAUSE", "2000", "WRITE")
         statuses = []
         for _ in range(12):
-            statuses.append(client.post("/v1/sessions", json=body).status_code)
-            statuses.append(
-                client.get(f"/v1/sessions/{session['id']}", headers=headers).status_code
-            )
+            statuses += [create().status_code, read().status_code]
         assert 503 in statuses and set(statuses) <= {200, 201, 503}, statuses
         # The pause is over by then: both calls are answered, once the replica acknowledges.
-        assert past_503s(lambda: client.post("/v1/sessions", json=body)).status_code == 201
-        read = past_503s(lambda: client.get(f"/v1/sessions/{session['id']}", headers=headers))
-        assert read.status_code == 200 and read.get_json()["id"] == session["id"], statuses
+        assert past_503s(create).status_code == 201
+        answer = past_503s(read)
+        assert answer.status_code == 200 and answer.get_json()["id"] == session["id"], statuses
     finally:
         app.extensions["sessions"].close()
 
