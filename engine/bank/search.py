@@ -27,7 +27,7 @@ from engine.bank.moves import (
     legal_moves,
 )
 from engine.bank.play import apply, finish_of, next_holder
-from engine.bank.state import BONUS, MATCH_OVER, State
+from engine.bank.state import BONUS, State
 
 # The expert's deals per decision; a forced move gets one playout, for its value alone.
 # A count, not a time, so a decision depends on its seed alone: 40 deals keep the median
@@ -199,10 +199,10 @@ class BankSearch:
         """Play `move`, then the rest of the deal with the playout policy for every seat;
         the deal's total for `seat` minus the best other seat's, as the rules score the
         deal's end."""
-        deal = state.deal
-        state, events = apply(state, move)
-        while state.deal == deal and state.status != MATCH_OVER:
-            state, events = apply(state, choose(state, rng, noise))
+        # Nobody is to move once the deal is over: scored, and the next deal not dealt.
+        state, events = apply(state, move, deal_next=False)
+        while state.turn is not None:
+            state, events = apply(state, choose(state, rng, noise), deal_next=False)
         totals = next(event["sides"] for event in events if event["type"] == "deal_end")
         mine = totals[seat]["total"]
         return float(

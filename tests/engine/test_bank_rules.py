@@ -653,3 +653,26 @@ def test_random_play_follows_the_steps_of_a_move(after_seven: str, after_capture
             if not any(event["type"] == "deal_end" for event in events):
                 check_step(state, move, after, events)
             state = after
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+def test_a_deal_left_undealt_differs_only_at_its_end(seats: int) -> None:
+    """`deal_next=False` (the playouts' apply) changes nothing within a deal; a move that
+    ends one leaves it scored as the rules score it, with nobody to move, and no next deal."""
+    rng = random.Random(seats)
+    state = new_game(Rules(target_score=150), seats, f"deal-next/{seats}")
+    ends = 0
+    while state.turn is not None:
+        move = rng.choice(legal_moves(state))
+        after, events = apply(state, move)
+        kept, kept_events = apply(state, move, deal_next=False)
+        if events[-1]["type"] == "deal":
+            ends += 1
+            assert kept_events == events[:-1] and kept.turn is None
+            assert (kept.scores, kept.tiebreak, kept.deal) == (
+                after.scores, after.tiebreak, after.deal - 1
+            )  # fmt: skip
+        else:
+            assert (kept, kept_events) == (after, events)
+        state = after
+    assert ends >= 2
