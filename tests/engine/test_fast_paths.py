@@ -5,6 +5,7 @@ import copy
 
 import pytest
 
+from engine import bank
 from engine.bank import State as BankState
 from engine.basra import (
     MoveError,
@@ -198,3 +199,24 @@ def test_a_bank_card_twice_is_named_where_it_was_sent_not_where_it_sorts():
         BankState.from_json(data)
     assert raised.value.path == "hands.1.1"
     assert "hands.0.0" in raised.value.reason
+
+
+# --- Bank's apply trusts a move only as listed, for that very state -----------------------
+
+
+def test_a_bank_move_listed_for_another_state_is_checked_afresh():
+    state = BankState.from_json(bank_position())
+    [trump] = bank.legal_moves(state)  # seat 0's 7D, its own trump, alone beats its queen
+    after, _ = bank.apply(state, trump)
+    assert after.turn != 0
+    with pytest.raises(bank.MoveError) as raised:
+        bank.apply(after, trump)  # another seat to move, and the 7D lies in the bank
+    assert raised.value.path == "move.card"
+
+
+def test_a_plain_tuple_equal_to_a_listed_bank_move_is_no_move():
+    state = BankState.from_json(bank_position())
+    listed = bank.legal_moves(state)
+    with pytest.raises(bank.MoveError) as raised:
+        bank.apply(state, tuple(listed[0]))  # equal to the Move, but not one
+    assert raised.value.path == "move"
