@@ -5,9 +5,20 @@ from functools import lru_cache
 from typing import Any, Final, NamedTuple, cast
 
 from engine import fields
-from engine.bank.cards import CARDS, DECK, EIGHT, HEIGHT, QUADS, RANK, RUNS, RUNS_OF_SUIT, SUIT
+from engine.bank.cards import (
+    CARDS,
+    DECK,
+    EIGHT,
+    GAME_ORDER,
+    HEIGHT,
+    QUADS,
+    RANK,
+    RUNS,
+    RUNS_OF_SUIT,
+    SUIT,
+)
 from engine.bank.state import PLAYING, State, Target
-from engine.cards import SUITS
+from engine.cards import RANKS, SUITS
 from engine.errors import IllegalMove, NotAMove, shown
 from engine.listing import LastListing
 
@@ -77,27 +88,47 @@ def beating_cards(state: State) -> frozenset[str]:
     return beaters(None if target is None else target.card, state.common, state.personal[turn])
 
 
-@lru_cache(maxsize=1 << 14)
+# A hand as a mask: nine bits a suit (C, D, H, S, from the lowest), a rank's bit at its place
+# in the game order. Quads and runs are read off tables of a suit's nine bits, built once.
+RANK_BIT: Final[dict[str, int]] = {rank: 1 << place for place, rank in enumerate(GAME_ORDER)}
+BIT: Final[dict[str, int]] = {
+    card: RANK_BIT[RANK[card]] << 9 * SUITS.index(SUIT[card]) for card in DECK
+}
+
+
+def held_plays(plays: list[tuple[int, tuple[Move, ...]]]) -> tuple[tuple[Move, ...], ...]:
+    """For each of the 512 sets of ranks, the moves of every play (the rank bits it needs,
+    its moves) whose ranks the set holds, in the order given."""
+    return tuple(
+        tuple(move for needed, moves in plays if field & needed == needed for move in moves)
+        for field in range(512)
+    )
+
+
+# The quads by the ranks held in all four suits, in canonical rank order (A, 6, ..., K: the
+# order a canonical hand first shows them in); each suit's runs by the ranks held in it.
+QUADS_HELD: Final = held_plays(
+    [(RANK_BIT[rank], QUAD_MOVES[rank]) for rank in sorted(QUAD_MOVES, key=RANKS.index)]
+)
+RUNS_HELD: Final = tuple(
+    held_plays([(sum(RANK_BIT[RANK[card]] for card in run), RUN_MOVES[run]) for run in runs])
+    for runs in RUNS_OF_SUIT.values()
+)
+
+
 def free_plays(hand: tuple[str, ...]) -> tuple[Move, ...]:
-    """The quads and runs a hand holds (eights are listed with the lays). Cached on the
-    hand: a hand is listed again on every turn it waits through unchanged."""
-    moves: list[Move] = []
-    ranks: dict[str, int] = {}
-    suits: dict[str, int] = {}
-    for card in hand:
-        ranks[RANK[card]] = ranks.get(RANK[card], 0) + 1
-        suits[SUIT[card]] = suits.get(SUIT[card], 0) + 1
-    for rank, count in ranks.items():
-        if count == 4:
-            moves.extend(QUAD_MOVES[rank])
-    held = None
-    for suit, count in suits.items():
-        if count >= 4:
-            held = held or set(hand)
-            for run in RUNS_OF_SUIT[suit]:
-                if held.issuperset(run):
-                    moves.extend(RUN_MOVES[run])
-    return tuple(moves)
+    """The quads and runs a hand in canonical order holds (eights are listed with the
+    lays): quads, then each suit's runs, suits in order. Read off tables by the hand's mask
+    rather than counted card by card: a hand is a new one on most turns of a playout."""
+    held = sum(map(BIT.__getitem__, hand))
+    clubs, diamonds, hearts, spades = held & 511, held >> 9 & 511, held >> 18 & 511, held >> 27
+    return (
+        QUADS_HELD[clubs & diamonds & hearts & spades]
+        + RUNS_HELD[0][clubs]
+        + RUNS_HELD[1][diamonds]
+        + RUNS_HELD[2][hearts]
+        + RUNS_HELD[3][spades]
+    )
 
 
 # Listing then applying a listed move trusts it instead of listing again.

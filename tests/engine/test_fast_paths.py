@@ -4,9 +4,14 @@ path does, for bad input above all."""
 import copy
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine import bank
 from engine.bank import State as BankState
+from engine.bank.cards import DECK as BANK_DECK
+from engine.bank.cards import QUADS, RUNS
+from engine.bank.moves import QUAD_MOVES, RUN_MOVES, free_plays
 from engine.basra import (
     MoveError,
     Rules,
@@ -18,6 +23,7 @@ from engine.basra import (
     new_game,
 )
 from engine.basra.moves import card_moves, clear_caches, hand_moves, is_final_card, sum_captures
+from engine.cards import RANKS, canonical
 from tests.engine.builders import LEVANTINE, single_play
 
 # A 3-seat position with a pack card under a laid one and personal trumps.
@@ -220,3 +226,13 @@ def test_a_plain_tuple_equal_to_a_listed_bank_move_is_no_move():
     with pytest.raises(bank.MoveError) as raised:
         bank.apply(state, tuple(listed[0]))  # equal to the Move, but not one
     assert raised.value.path == "move"
+
+
+@given(st.sets(st.sampled_from(BANK_DECK)))
+def test_the_free_plays_read_off_tables_are_the_quads_and_runs_a_hand_holds(cards):
+    hand = canonical(cards)
+    # Quads in the canonical order of their ranks (A first), then runs suit by suit.
+    ranks = sorted(QUADS, key=RANKS.index)
+    quads = [move for rank in ranks if cards >= set(QUADS[rank]) for move in QUAD_MOVES[rank]]
+    runs = [move for run in RUNS if cards >= set(run) for move in RUN_MOVES[run]]
+    assert free_plays(hand) == (*quads, *runs)
