@@ -4,7 +4,7 @@ PIP := $(PY) -m pip --quiet --disable-pip-version-check
 PYTEST_ARGS ?=
 CLIENT := clients/typescript
 
-.PHONY: venv redis-server chromium java node wrk client client-test test run bench bench-compiled lint openapi \
+.PHONY: venv redis-server chromium java node wrk valgrind client client-test test run bench bench-compiled lint openapi \
 	compiled pure test-compiled
 
 venv: $(VENV)/.installed
@@ -88,6 +88,10 @@ $(VENV)/.bench-installed: $(VENV)/.installed
 # wrk, the C load generator of the HTTP benchmarks (a test checks its gate, bench/post.lua).
 wrk:
 	$(call apt-install,command -v wrk,wrk)
+
+# valgrind, whose cachegrind counts the instructions of engine work (python -m bench.instructions).
+valgrind:
+	$(call apt-install,command -v valgrind,valgrind)
 
 # Every benchmark in one table, the engine's playouts also on its mypyc build (python -m
 # bench runs make compiled, then make pure).

@@ -1,7 +1,7 @@
 """The benchmark's own parts that its figures rest on: the echo floor, the worker shape it
 is served in, the exact percentiles of wrk's latencies, wrk's gate, the order it plays a
-connection's moves in, where a slice of hosted sessions leaves off, and the Bank expert's
-row."""
+connection's moves in, where a slice of hosted sessions leaves off, the Bank expert's row,
+and the work whose instructions are counted."""
 
 import http.server
 import threading
@@ -16,6 +16,7 @@ from bench import wrk
 from bench.bots import BANK_BUDGET_MS, measure
 from bench.echo import app
 from bench.http import worker_shape
+from bench.instructions import expert, playouts
 from bench.sessions import Moves
 from bench.wrk import Load
 
@@ -132,3 +133,12 @@ def test_wrk_plays_each_connections_moves_in_order_from_its_start_and_none_twice
         assert played == list(range(start, start + len(played))) and played
         # The next slice starts after every move asked for, the one in flight included.
         assert turns[connection] - (start + len(played)) in (0, 1)
+
+
+def test_the_work_whose_instructions_are_counted_is_the_same_every_run():
+    # Counting rests on the second run doing exactly the first's work and more.
+    assert playouts("bank", 2) == playouts("bank", 2)
+    assert playouts("bank", 2)[0] > playouts("bank", 1)[0] > 0
+    decisions, digest = expert("bank", 2)
+    assert (decisions, digest) == expert("bank", 2)
+    assert decisions == 2 and digest != expert("bank", 1)[1]
