@@ -11,6 +11,8 @@ keeps set and dict order, and so the path through the code, the same in both run
 
 - `playouts`: random playouts of whole matches through the game protocol (bench.engine's),
   after 30 that warm the engine's caches; per action.
+- `state`: bench.state's mid-round states read from their JSON form and written back, as a
+  stateless request does; per state.
 - `expert`: the expert's decision at each of the first `--count` positions with a real
   choice among bench.bots' positions; per decision, with a digest of the moves chosen, so
   a change that should leave the decisions alone can be seen to.
@@ -30,6 +32,7 @@ from pathlib import Path
 
 from bench.bots import positions
 from bench.engine import our_playouts
+from bench.state import mid_round_states
 from engine.bots import choose_move
 from engine.game import get_game
 
@@ -56,7 +59,22 @@ def expert(game_name: str, count: int) -> tuple[int, str]:
     return len(moves), hashlib.sha256(repr(moves).encode()).hexdigest()[:16]
 
 
-WORK = {"playouts": (playouts, "action"), "expert": (expert, "decision")}
+def state_json(game_name: str, count: int) -> tuple[int, str]:
+    """bench.state's mid-round states each read from its JSON form and written back,
+    `count` times over: how many states."""
+    game = get_game(game_name)
+    forms = mid_round_states(game, 50)
+    for _ in range(count):
+        for form in forms:
+            game.write(game.read(form))
+    return count * len(forms), ""
+
+
+WORK = {
+    "playouts": (playouts, "action"),
+    "expert": (expert, "decision"),
+    "state": (state_json, "state"),
+}
 
 
 def counted(root: Path, game: str, work: str, count: int) -> tuple[int, int, str]:
@@ -84,7 +102,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="bank")
     parser.add_argument("--work", choices=WORK, default="playouts")
-    parser.add_argument("--count", type=int, default=20, help="playouts, or decisions")
+    parser.add_argument("--count", type=int, default=20, help="playouts, decisions, rounds")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to measure")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

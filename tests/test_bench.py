@@ -16,7 +16,7 @@ from bench import wrk
 from bench.bots import BANK_BUDGET_MS, measure
 from bench.echo import app
 from bench.http import worker_shape
-from bench.instructions import expert, playouts
+from bench.instructions import expert, playouts, state_json
 from bench.sessions import Moves
 from bench.wrk import Load
 
@@ -142,3 +142,4 @@ def test_the_work_whose_instructions_are_counted_is_the_same_every_run():
     decisions, digest = expert("bank", 2)
     assert (decisions, digest) == expert("bank", 2)
     assert decisions == 2 and digest != expert("bank", 1)[1]
+    assert state_json("basra", 2) == (100, "")  # bench.state's 50 states, twice
