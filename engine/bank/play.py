@@ -190,13 +190,8 @@ def apply(state: State, move: object, *, deal_next: bool = True) -> tuple[State,
 
 
 def take_bank(
-    rules: Rules,
-    bank: tuple[Entry, ...],
-    captured: tuple[tuple[str, ...], ...],
-    taker: int,
-    why: str,
-    idle: int,
-    events: Events,
+    rules: Rules, bank: tuple[Entry, ...], captured: tuple[tuple[str, ...], ...], taker: int,
+    why: str, idle: int, events: Events,
 ) -> tuple[tuple[tuple[str, ...], ...], Target | None, int]:
     """§8: `taker` captures the bank (event `capture`); the captured piles, the target
     after it (§8.3) and `idle` (0 under `free_lead`)."""
@@ -210,19 +205,9 @@ def take_bank(
 
 
 def end_turn(
-    state: State,
-    seat: int,
-    taken: bool,
-    seven: bool,
-    events: Events,
-    deal_next: bool,
-    *,
-    hands: tuple[tuple[str, ...], ...],
-    bank: tuple[Entry, ...],
-    target: Target | None,
-    captured: tuple[tuple[str, ...], ...],
-    idle: int,
-    out: tuple[Out, ...],
+    state: State, seat: int, taken: bool, seven: bool, events: Events, deal_next: bool, *,
+    hands: tuple[tuple[str, ...], ...], bank: tuple[Entry, ...], target: Target | None,
+    captured: tuple[tuple[str, ...], ...], idle: int, out: tuple[Out, ...],
 ) -> tuple[State, Events]:
     """§16 step 5 after `seat`'s move, which left `state` (as it was before the move) with
     the fields given: the end of the deal, a turn-up, the next holder and a seven's
@@ -256,17 +241,9 @@ def end_turn(
 
 
 def moved(
-    state: State,
-    *,
-    hands: tuple[tuple[str, ...], ...],
-    stock: tuple[str, ...],
-    bank: tuple[Entry, ...],
-    target: Target | None,
-    turn: int,
-    drawn: bool,
-    out: tuple[Out, ...],
-    captured: tuple[tuple[str, ...], ...],
-    idle: int,
+    state: State, *, hands: tuple[tuple[str, ...], ...], stock: tuple[str, ...],
+    bank: tuple[Entry, ...], target: Target | None, turn: int, drawn: bool,
+    out: tuple[Out, ...], captured: tuple[tuple[str, ...], ...], idle: int,
 ) -> State:
     """`state` with the fields a move changes within a deal given. Built whole rather than
     by `_replace`, which copies each of the 22 fields through a keyword dict (two of those
