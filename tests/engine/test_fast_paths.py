@@ -228,7 +228,16 @@ def test_a_plain_tuple_equal_to_a_listed_bank_move_is_no_move():
     assert raised.value.path == "move"
 
 
-@given(st.sets(st.sampled_from(BANK_DECK)))
+# Hands that hold runs and quads often (a random set of cards seldom does), and more cards.
+free_play_hands = st.builds(
+    lambda runs, quads, more: set().union(*runs, *quads, more),
+    st.lists(st.sampled_from(RUNS), max_size=3),
+    st.lists(st.sampled_from(tuple(QUADS.values())), max_size=2),
+    st.sets(st.sampled_from(BANK_DECK), max_size=12),
+)
+
+
+@given(free_play_hands)
 def test_the_free_plays_read_off_tables_are_the_quads_and_runs_a_hand_holds(cards):
     hand = canonical(cards)
     # Quads in the canonical order of their ranks (A first), then runs suit by suit.
