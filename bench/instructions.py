@@ -25,6 +25,7 @@ import argparse
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -111,6 +112,8 @@ def main() -> None:
         units, digest = run(args.game, args.count)
         print(units, digest or "-")
         return
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not installed: `make valgrind` installs it")
     base, _, _ = counted(args.root, args.game, args.work, 0)
     total, units, digest = counted(args.root, args.game, args.work, args.count)
     print(f"{args.root} {args.game} {args.work}: {units} {unit}s, "
