@@ -113,9 +113,11 @@ def held_plays(plays: list[tuple[int, tuple[Move, ...]]]) -> tuple[tuple[Move, .
 QUADS_HELD: Final = held_plays(
     [(RANK_BIT[rank], QUAD_MOVES[rank]) for rank in sorted(QUAD_MOVES, key=RANKS.index)]
 )
-RUNS_HELD: Final = tuple(
-    held_plays([(sum(RANK_BIT[RANK[card]] for card in run), RUN_MOVES[run]) for run in runs])
-    for runs in RUNS_OF_SUIT.values()
+RUNS_HELD: Final = tuple(  # suit by suit, in BIT's order of the suits' nine bits
+    held_plays(
+        [(sum(RANK_BIT[RANK[card]] for card in run), RUN_MOVES[run]) for run in RUNS_OF_SUIT[suit]]
+    )
+    for suit in SUITS
 )
 
 
