@@ -4,7 +4,7 @@ must be, so every game's states are refused in the same words."""
 
 import dataclasses
 from collections.abc import Callable, Collection
-from functools import cache
+from functools import cache, partial
 from itertools import chain
 from typing import Any, Literal, overload
 
@@ -153,11 +153,18 @@ def card_lists(
     return listed(value, size, path, lambda item, at: cards(item, at, pack), each)
 
 
-def integers(value: object, size: int, path: str, each: str) -> tuple[int, ...]:
-    """`size` integers (one per seat: scores)."""
-    if type(value) is list and len(value) == size and set(map(type, value)) == {int}:
+def integers(
+    value: object, size: int, path: str, each: str, minimum: int | None = None
+) -> tuple[int, ...]:
+    """`size` integers of at least `minimum` (one per seat or side: scores)."""
+    if (
+        type(value) is list
+        and len(value) == size
+        and set(map(type, value)) == {int}
+        and (minimum is None or min(value) >= minimum)
+    ):
         return tuple(value)
-    return listed(value, size, path, integer, each)
+    return listed(value, size, path, partial(integer, minimum=minimum), each)
 
 
 def are_seats(values: Collection[object], seats: int) -> bool:

@@ -1,6 +1,7 @@
 """The Basra state: an immutable value, its JSON form and its consistency check."""
 
 from collections import Counter
+from itertools import chain
 from typing import Any, Final, NamedTuple
 
 from engine import fields
@@ -84,24 +85,27 @@ def read_state(data: object) -> State:
         rules.check_seats(seats)
     except RulesError as error:
         raise fields.under_rules(error) from error
-    state = State(
-        rules=rules,
-        seats=seats,
-        dealer=fields.seat(data["dealer"], seats, "dealer"),
-        turn=fields.seat(data["turn"], seats, "turn", nullable=True),
-        hands=fields.listed(data["hands"], seats, "hands", card_list, "seat"),
-        table=card_list(data["table"], "table"),
-        stock=card_list(data["stock"], "stock"),
-        captured=fields.listed(data["captured"], SIDES, "captured", card_list, "side"),
-        basras=read_basras(data["basras"]),
-        last_capturer=fields.seat(data["last_capturer"], seats, "last_capturer", nullable=True),
-        scores=fields.listed(data["scores"], SIDES, "scores", count, "side"),
-        carry=count(data["carry"], "carry"),
-        round=fields.integer(data["round"], "round", minimum=1, maximum=MAX_ROUNDS),
-        status=fields.one_value(data["status"], "status", (PLAYING, MATCH_OVER)),
-        winner=fields.seat(data["winner"], SIDES, "winner", nullable=True),
-        seed=fields.seed(data.get("seed"), "seed"),
-    )
+    dealer = fields.seat(data["dealer"], seats, "dealer")
+    turn = fields.seat(data["turn"], seats, "turn", nullable=True)
+    hands = fields.card_lists(data["hands"], seats, "hands", CARDS, "seat")
+    table = card_list(data["table"], "table")
+    stock = card_list(data["stock"], "stock")
+    captured = fields.card_lists(data["captured"], SIDES, "captured", CARDS, "side")
+    basras = read_basras(data["basras"])
+    last_capturer = fields.seat(data["last_capturer"], seats, "last_capturer", nullable=True)
+    scores = fields.integers(data["scores"], SIDES, "scores", "side", minimum=0)
+    carry = count(data["carry"], "carry")
+    number = fields.integer(data["round"], "round", minimum=1, maximum=MAX_ROUNDS)
+    status = fields.one_value(data["status"], "status", (PLAYING, MATCH_OVER))
+    winner = fields.seat(data["winner"], SIDES, "winner", nullable=True)
+    seed = fields.seed(data.get("seed"), "seed")
+    # Built as the tuple it is: State's own __new__ is a Python function taking every field
+    # by name only to call tuple.__new__.
+    state = tuple.__new__(
+        State,
+        (rules, seats, dealer, turn, hands, table, stock, captured, basras, last_capturer,
+         scores, carry, number, status, winner, seed),
+    )  # fmt: skip
     check_cards(state)
     check_deal(state)
     check_piles(state)
@@ -117,7 +121,13 @@ def card_list(value: object, path: str) -> tuple[str, ...]:
     return fields.cards(value, path, CARDS)
 
 
+# No basra on either side: most rounds, until the first one is made.
+NO_BASRAS: Final[list[list]] = [[], []]
+
+
 def read_basras(value: object) -> tuple[tuple[tuple[str, int], ...], ...]:
+    if value == NO_BASRAS:
+        return ((),) * SIDES
     if not isinstance(value, list) or len(value) != SIDES:
         raise StateError("basras", f"must be a list of {SIDES} lists, one per side")
     sides = []
@@ -138,7 +148,7 @@ def read_basras(value: object) -> tuple[tuple[tuple[str, int], ...], ...]:
 def check_cards(state: State) -> None:
     """Every card of the pack exactly once."""
     places = [*state.hands, state.table, state.stock, *state.captured]
-    every = sum(places, ())
+    every = [*chain.from_iterable(places)]
     if len(every) == len(DECK) and len(set(every)) == len(DECK):
         return  # as many distinct cards as the pack has, every one of them read as a card
     seen = Counter(card for place in places for card in place)
@@ -152,44 +162,37 @@ def check_cards(state: State) -> None:
 
 def check_deal(state: State) -> None:
     """Hand sizes, stock length and turn must fit the deal structure (spec §3, §4.6)."""
-    per_deal = state.rules.hand_size * state.seats
-    for seat, hand in enumerate(state.hands):
-        if len(hand) > state.rules.hand_size:
-            raise StateError(
-                f"hands.{seat}",
-                f"holds {len(hand)} cards; a deal gives {state.rules.hand_size}",
-            )
+    hand_size, seats, dealer, turn = state.rules.hand_size, state.seats, state.dealer, state.turn
+    per_deal = hand_size * seats
+    sizes = list(map(len, state.hands))
+    if max(sizes) > hand_size:
+        seat = next(seat for seat, size in enumerate(sizes) if size > hand_size)
+        raise StateError(f"hands.{seat}", f"holds {sizes[seat]} cards; a deal gives {hand_size}")
     if len(state.stock) % per_deal or len(state.stock) > DEALT - per_deal:
         raise StateError(
             "stock", f"{len(state.stock)} cards cannot remain after deals of {per_deal}"
         )
     if state.status == MATCH_OVER:
-        for path, cards in (
-            ("hands", sum(state.hands, ())),
-            ("table", state.table),
-            ("stock", state.stock),
-        ):
+        for path, cards in (("hands", sum(sizes)), ("table", state.table), ("stock", state.stock)):
             if cards:
                 raise StateError(path, "must be empty once the match is over")
         return
-    if state.turn is None:
+    if turn is None:
         raise StateError("turn", "must be a seat while the match is playing")
-    in_hand = sum(map(len, state.hands))
-    if in_hand == 0:
+    if not any(sizes):
         if state.stock:
             raise StateError("hands", "empty hands with cards left in the stock")
         return
-    order = [(state.dealer + 1 + offset) % state.seats for offset in range(state.seats)]
-    played = order.index(state.turn)
-    most = len(state.hands[state.turn])
-    expected = [most - 1] * played + [most] * (state.seats - played)
-    actual = [len(state.hands[seat]) for seat in order]
-    if actual != expected or not 1 <= most <= state.rules.hand_size:
+    # From the dealer's left round to the dealer, the seats before `turn` have played one
+    # card more than the rest this deal.
+    played = (turn - dealer - 1) % seats
+    most = sizes[turn]
+    in_order = sizes[dealer + 1 :] + sizes[: dealer + 1]
+    if in_order != [most - 1] * played + [most] * (seats - played) or most < 1:
         raise StateError(
             "hands",
-            f"hand sizes {', '.join(str(len(hand)) for hand in state.hands)} do not fit dealer "
-            f"{state.dealer} and seat {state.turn} to move with {state.rules.hand_size} "
-            f"cards a deal",
+            f"hand sizes {', '.join(map(str, sizes))} do not fit dealer {dealer} and seat "
+            f"{turn} to move with {hand_size} cards a deal",
         )
 
 
