@@ -129,10 +129,11 @@ def described(shape: Shape, description: str) -> Shape:
 
 def conforms(shape: Shape, value: object) -> bool:
     """Whether `value` has the option shape `shape` (type, enum, bounds, array items);
-    JSON's types: a boolean is not an integer."""
+    JSON's types: a boolean is not an integer. An array is a list, or from Python a tuple,
+    which orjson writes as one (so the rules memo, keyed by that text, reads them alike)."""
     kind = shape["type"]
     if kind == "array":
-        if not isinstance(value, list) or len(value) < shape.get("minItems", 0):
+        if not isinstance(value, (list, tuple)) or len(value) < shape.get("minItems", 0):
             return False
         return all(conforms(shape["items"], item) for item in value)
     if KINDS.get(type(value)) != kind:

@@ -47,10 +47,26 @@ def test_remembered_rules_never_stand_in_for_an_equal_looking_wrong_type(good, b
     assert raised.value.path == path
 
 
-def test_rules_with_an_unhashable_value_are_read_and_rejected_without_the_memo():
+def test_rules_with_a_nested_list_are_read_and_rejected():
     with pytest.raises(RulesError) as raised:
         Rules.from_json({"seats_allowed": [[2]]})
     assert raised.value.path == "seats_allowed"
+
+
+def test_a_tuple_reads_as_the_list_it_is_written_as_remembered_or_not():
+    # Read first, the tuple is resolved by itself; the list then finds it remembered.
+    assert Rules.from_json({"seats_allowed": (4, 2), "target_score": 77}).seats_allowed == (2, 4)
+    assert Rules.from_json({"seats_allowed": [4, 2], "target_score": 77}).seats_allowed == (2, 4)
+
+
+def test_a_subclass_of_str_spelling_remembered_rules_is_not_taken_for_them():
+    class Text(str):
+        pass
+
+    Rules.from_json({"capture_policy": "max_cards"})  # remembered
+    with pytest.raises(RulesError) as raised:
+        Rules.from_json({"capture_policy": Text("max_cards")})
+    assert raised.value.path == "capture_policy"
 
 
 def test_written_rules_are_the_callers_own():
