@@ -250,6 +250,7 @@ def suit_or_null(item: object, path: str) -> str | None:
 
 
 ENTRY_KEYS: Final = frozenset(("card", "by"))
+CARD_AND_BY: Final = itemgetter("card", "by")
 TARGET_KEYS: Final = frozenset(("card", "by", "virtual"))
 
 
@@ -262,15 +263,15 @@ def read_bank(value: object, seats: int) -> tuple[Entry, ...]:
         and set(map(type, value)) == {dict}
         and all(map(ENTRY_KEYS.issubset, value))
     ):
-        cards = [item["card"] for item in value]
-        laid_by = [item["by"] for item in value]
+        entries = list(map(CARD_AND_BY, value))
+        cards, laid_by = zip(*entries)
         try:
             plain = CARDS.issuperset(cards)
         except TypeError:
             plain = False  # something unhashable: the careful reading below names it
         # Laid by seats (ints, never bools), but for a pack card at the bottom.
         if plain and fields.are_seats(laid_by[1:] if laid_by[0] is None else laid_by, seats):
-            return tuple(map(tuple.__new__, repeat(Entry), zip(cards, laid_by)))
+            return tuple(map(tuple.__new__, repeat(Entry), entries))
     if not isinstance(value, list):
         raise StateError("bank", "must be a list of {card, by}, bottom to top")
     bank = []
@@ -445,6 +446,8 @@ def check_target(state: State) -> None:
 
 def check_out(state: State) -> None:
     """Rule 6: the seats out are exactly the seats with empty hands."""
+    if not state.out and all(state.hands):
+        return  # nobody out yet, every seat holding cards: most of a deal
     for index, entry in enumerate(state.out):
         if state.hands[entry.seat]:
             raise StateError(f"out.{index}.seat", f"seat {entry.seat} still holds cards")
@@ -456,20 +459,20 @@ def check_out(state: State) -> None:
 
 def check_status(state: State) -> None:
     """Rule 7: turn, holders, winners and the blocked deal agree with `status`."""
-    holders = state.holders()
+    holders = len(state.hands) - state.hands.count(())  # seats holding cards
     if state.status == PLAYING:
         if state.turn is None or not state.hands[state.turn]:
             raise StateError("turn", "must be a seat holding cards while playing")
-        if len(holders) < 2:
+        if holders < 2:
             raise StateError("hands", "at least two seats hold cards while the deal is played")
         if state.winner is not None:
             raise StateError("winner", "must be null while playing")
         if state.winners:
             raise StateError("winners", "must be empty while playing")
-        if not state.stock and state.idle >= len(holders):
+        if not state.stock and state.idle >= holders:
             raise StateError(
                 "idle",
-                f"{state.idle} passes with an empty stock and {len(holders)} seats holding "
+                f"{state.idle} passes with an empty stock and {holders} seats holding "
                 "cards: that deal is already over",
             )
         return
