@@ -249,7 +249,6 @@ def suit_or_null(item: object, path: str) -> str | None:
     return item  # type: ignore[return-value]
 
 
-ENTRY_KEYS: Final = frozenset(("card", "by"))
 CARD_AND_BY: Final = itemgetter("card", "by")
 TARGET_KEYS: Final = frozenset(("card", "by", "virtual"))
 
@@ -258,17 +257,13 @@ def read_bank(value: object, seats: int) -> tuple[Entry, ...]:
     if value == []:
         return ()  # an empty bank: after a capture, or before the first lay
     # The plain form, checked in C (no Python call per entry): objects with card and by.
-    if (
-        type(value) is list
-        and set(map(type, value)) == {dict}
-        and all(map(ENTRY_KEYS.issubset, value))
-    ):
-        entries = list(map(CARD_AND_BY, value))
-        cards, laid_by = zip(*entries)
+    if type(value) is list and set(map(type, value)) == {dict}:
         try:
+            entries = list(map(CARD_AND_BY, value))
+            cards, laid_by = zip(*entries)
             plain = CARDS.issuperset(cards)
-        except TypeError:
-            plain = False  # something unhashable: the careful reading below names it
+        except (KeyError, TypeError):
+            plain = False  # a key missing, or something unhashable: the careful reading names it
         # Laid by seats (ints, never bools), but for a pack card at the bottom.
         if plain and fields.are_seats(laid_by[1:] if laid_by[0] is None else laid_by, seats):
             return tuple(map(tuple.__new__, repeat(Entry), entries))
