@@ -28,6 +28,7 @@ from typing import Any
 from service.headers import NO_STORE, REQUEST_ID, REQUEST_ID_ENVIRON, request_id
 from service.logs import LEAN_REQUEST, Request
 from service.metrics import observe_request
+from service.requests import decimal
 
 WSGIApp = Callable[[dict[str, Any], Callable], Iterable[bytes]]
 # A lean call's answer: from the environ, the path's arguments (by their names in the rule)
@@ -97,18 +98,18 @@ class LeanPath:
     def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
         started = time.perf_counter()
         routed = self.route_of(environ.get("PATH_INFO", ""))
-        length = environ.get("CONTENT_LENGTH", "")
+        length = decimal(environ.get("CONTENT_LENGTH", ""))
         if (
             routed is None
             or environ["REQUEST_METHOD"] != "POST"
             or environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower() != JSON
-            or not length.isdigit()
-            or not 0 < int(length) <= self.max_body
+            or length is None
+            or not 0 < length <= self.max_body
             or (self.cors and "HTTP_ORIGIN" in environ)
         ):
             return self.app(environ, start_response)
         route, arguments = routed
-        data = environ["wsgi.input"].read(int(length))
+        data = environ["wsgi.input"].read(length)
         identity = request_id(environ)
         session_id = arguments.get("session_id")
         context = LEAN_REQUEST.set(Request(identity, route.rule, "POST", session_id))

@@ -20,6 +20,7 @@ from engine.game import games
 from service.auth import bearer_of
 from service.errors import Problem
 from service.logs import Outage
+from service.requests import decimal
 from service.stateless import PREFIX
 from service.store.redis_store import Target
 
@@ -125,10 +126,10 @@ def request_cost(environ: dict[str, Any], hints: frozenset[str], max_body: int) 
     path = environ.get("PATH_INFO", "")
     if environ["REQUEST_METHOD"] != "POST" or not (path == CREATE_PATH or path in hints):
         return 0
-    length = environ.get("CONTENT_LENGTH", "")
-    if not length.isdigit() or int(length) > max_body:
+    length = decimal(environ.get("CONTENT_LENGTH", ""))
+    if length is None or length > max_body:
         return 1  # Flask refuses it (413, or no body to read)
-    data = environ["wsgi.input"].read(int(length))
+    data = environ["wsgi.input"].read(length)
     environ["wsgi.input"] = io.BytesIO(data)
     try:
         body = orjson.loads(data)

@@ -12,6 +12,17 @@ from service.errors import KINDS, Unprocessable, invalid, rejected
 from service.schemas.derived import move_errors
 
 SEED_BYTES = 16
+# Digits a caller's whole number may have: more than any size, version or time in ms here.
+MAX_DIGITS = 18
+
+
+def decimal(text: str) -> int | None:
+    """`text` as a whole number when it is plain ASCII digits, at most MAX_DIGITS of them;
+    None otherwise. `str.isdigit` alone also takes `²`, which `int` refuses, other scripts'
+    digits, which `int` reads, and any length, which `int` refuses past 4,300 digits."""
+    if text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS:
+        return int(text)
+    return None
 
 
 def under(prefix: str, path: str) -> str:

@@ -568,9 +568,10 @@ def read_cursor(cursor: str | None) -> tuple[float, str] | None:
     if cursor is None:
         return None
     millis, _, session_id = cursor.partition(".")
-    if not millis.isdigit() or not issued(session_id):
-        raise invalid("cursor", "must be the 'next' of an earlier page, as it was answered")
-    return int(millis) / 1000, session_id
+    created = requests.decimal(millis)
+    if created is None or not issued(session_id):
+        raise invalid("query.cursor", "must be the 'next' of an earlier page, as it was answered")
+    return created / 1000, session_id
 
 
 def seat_entry(seat: int, kind: Seat, token: str | None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import orjson
 from webargs import core
 
 from engine.game import games
+from service import requests
 from service.errors import (
     PROBLEM_JSON,
     RETRY_AFTER,
@@ -396,9 +397,10 @@ def last_event_id() -> int | None:
     text = flask.request.headers.get("Last-Event-ID")
     if text is None or not text.strip():
         return None
-    if not text.strip().isdigit() or int(text) > MAX_VERSION:
+    version = requests.decimal(text.strip())
+    if version is None or version > MAX_VERSION:
         raise invalid("Last-Event-ID", "must be a version, an integer from 0 to 2^53 - 1")
-    return int(text)
+    return version
 
 
 @blp.route("/<session_id>/events", methods=["GET"])

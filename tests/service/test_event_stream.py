@@ -115,6 +115,8 @@ def test_a_stream_without_a_good_token_or_session_is_a_problem(base):
     [
         ({"Last-Event-ID": "seven"}, {}, "Last-Event-ID"),
         ({"Last-Event-ID": "-1"}, {}, "Last-Event-ID"),
+        ({"Last-Event-ID": "²"}, {}, "Last-Event-ID"),  # a digit to str.isdigit, not to int
+        ({"Last-Event-ID": "7" * 5000}, {}, "Last-Event-ID"),  # past int's 4,300 digits
         ({}, {"after": "-1"}, "query.after"),
         ({}, {"after": "x"}, "query.after"),
     ],

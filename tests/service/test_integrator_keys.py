@@ -138,7 +138,7 @@ def test_the_list_filters_by_status_and_drops_ended_sessions(base):
 @pytest.mark.parametrize(
     ("params", "field"),
     [({"limit": 0}, "limit"), ({"limit": 101}, "limit"), ({"status": "x"}, "status"),
-     ({"cursor": "nope"}, "cursor")],
+     ({"cursor": "nope"}, "query.cursor"), ({"cursor": "².nope"}, "query.cursor")],
 )  # fmt: skip
 def test_bad_list_queries_name_their_field(base, params, field):
     refused = listing(base, **params)

@@ -174,6 +174,19 @@ def test_a_body_over_the_limit_is_flasks_413(lean):
     assert seen == ["/v1/games/basra/legal-moves"]
 
 
+@pytest.mark.parametrize("length", ["²", "1" * 5000, "٣٠"])
+def test_a_content_length_of_other_digits_than_ascii_is_flasks_and_no_500(lean, length):
+    """str.isdigit takes these; int refuses the first two and reads the third as 30."""
+    seen = flask_requests(lean)
+    body = orjson.dumps({"state": get_game("basra").write(get_game("basra").new({}, 2, "x"))})
+    answer = lean.test_client().post(
+        "/v1/games/basra/legal-moves", data=body, content_type="application/json",
+        environ_overrides={"CONTENT_LENGTH": length},
+    )  # fmt: skip
+    assert 400 <= answer.status_code < 500
+    assert seen == ["/v1/games/basra/legal-moves"]
+
+
 def answered_posts(app: flask.Flask, route: str) -> float:
     """How many POSTs to `route` (its rule) the metrics have counted as answered 200."""
     text = app.test_client().get("/metrics").text

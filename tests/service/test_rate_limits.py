@@ -97,6 +97,14 @@ def test_creations_count_by_their_cost():
     assert statuses == [201] * 120 + [429]
 
 
+@pytest.mark.parametrize("length", ["²", "1" * 5000])
+def test_a_creation_whose_length_is_no_plain_number_is_refused_not_a_500(length):
+    """str.isdigit takes both; int refuses them."""
+    client = client_at(limited({"RATE_LIMIT_ADDRESS": ""}), "10.0.0.13")
+    answer = client.post("/v1/sessions", json=SESSION, environ_overrides={"CONTENT_LENGTH": length})
+    assert 400 <= answer.status_code < 500
+
+
 def test_an_expert_hint_costs_ten():
     app = limited({"RATE_LIMIT_COSTLY": "30/minute", "RATE_LIMIT_ADDRESS": ""})
     client = client_at(app, "10.0.0.13")
