@@ -81,6 +81,10 @@ KINDS = kinds(
          "the `version` sent is not the session's current one (a move came first, a timer "
          "played, or the store rolled back); the problem carries the current `version`",
          "read the session again and choose the move on what it shows"),
+    Kind("idempotency-key-in-use", 409, "Idempotency key in use",
+         "a session creation with this Idempotency-Key is still being answered (with "
+         "Retry-After)",
+         "retry after Retry-After with the same key: the creation's answer comes back"),
     Kind("spectator-limit", 409, "Spectator limit",
          "the session has as many spectator tokens as it may (16)",
          "reuse a spectator token handed out before"),

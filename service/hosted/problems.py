@@ -36,6 +36,13 @@ def changing_too_fast() -> Busy:
     return unavailable("the session is changing too fast; retry")
 
 
+def creation_in_progress() -> Busy:
+    return Busy(
+        KINDS["idempotency-key-in-use"],
+        "a session creation with this Idempotency-Key is still being answered; retry",
+    )
+
+
 def not_found(session_id: str) -> Problem:
     return Problem.of(
         KINDS["session-not-found"],

@@ -7,6 +7,7 @@ as one compare-and-set; a read writes only what the contract asks of it: a turn 
 is due is fired, and an absent seat whose token is used is present again.
 """
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -29,6 +30,7 @@ from service.hosted.problems import (
     LiveChanged,
     StaleVersion,
     changing_too_fast,
+    creation_in_progress,
     not_found,
     not_your_turn,
     rolled_back,
@@ -63,18 +65,23 @@ from service.hosted.webhooks import Webhook
 from service.keys import Integrators
 from service.schemas.envelopes import SessionMoveRequest
 from service.store import (
+    HOLD,
     MemorySchedule,
     Outcome,
     RedisSchedule,
     RedisStore,
     Schedule,
     SessionStore,
+    StoreUnavailable,
     open_store,
 )
 from service.store.redis_store import CHANGED_PATTERN, session_of_channel
 
 log = logging.getLogger("service.sessions")
 OPEN = Integrators()  # no keys: creation is open
+# How long a creation may hold its Idempotency-Key before a retry may create in its place:
+# longer than any creation takes (its bots' opening moves included).
+CREATION_HOLD_SECONDS = 30.0
 
 MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more than a load
 FAIR_DEAL = (
@@ -125,28 +132,53 @@ class Sessions:
         configured); with an Idempotency-Key, a retry gets the first answer."""
         owner = self.integrators.integrator(authorization) if self.integrators.required else None
         key = checked_key(key)
-        answer = self._start(body, owner)
         if key is None:
+            facts, answer = self._opening(body, owner)
+            self.commits.commit(facts)
             return answer
         if owner is not None:
             key = f"{owner}:{key}"  # one integrator's keys are not another's
-        mark = fingerprint("create", body)
-        stored = orjson.dumps({"fingerprint": mark, "answer": answer}).decode()
+        mark, held = fingerprint("create", body), digest(key)
+        # The key is claimed before the session is made, so that a retry never makes (and
+        # commits, and announces to a webhook) a session of its own only to drop it.
+        hold = f"{HOLD}{mark}:{new_token()}"
         for _ in range(2):
-            earlier = self.store.remember_creation(digest(key), stored)
+            earlier = self.store.remember_creation(held, hold, CREATION_HOLD_SECONDS)
             if earlier is None:
-                return answer
+                break
+            if earlier.startswith(HOLD):  # another request is creating under this key
+                if not earlier.startswith(f"{HOLD}{mark}:"):
+                    raise key_reused()
+                raise creation_in_progress()
             kept = orjson.loads(earlier)
             if self.store.load(kept["answer"]["id"]) is not None:
-                self.store.delete(answer["id"])
                 if kept["fingerprint"] != mark:
                     raise key_reused()
                 return kept["answer"]
             # The earlier session has ended; its key went with it.
-            self.store.forget_creation(digest(key))
+            self.store.forget_creation(held)
+        else:
+            raise creation_in_progress()  # another request claimed the key meanwhile
+        try:
+            facts, answer = self._opening(body, owner)
+        except BaseException:  # nothing created: the key is free for a corrected request
+            with contextlib.suppress(StoreUnavailable):  # else the hold expires by itself
+                self.store.settle_creation(held, hold, None)
+            raise
+        stored = orjson.dumps({"fingerprint": mark, "answer": answer}).decode()
+        try:
+            self.commits.commit(facts)
+        finally:
+            # Kept even when the commit's acknowledgement failed (a 503: it may have been
+            # applied): a retry then finds this answer and whether its session exists.
+            self.store.settle_creation(held, hold, stored)
         return answer
 
-    def _start(self, body: Mapping[str, Any], owner: str | None) -> dict[str, Any]:
+    def _opening(
+        self, body: Mapping[str, Any], owner: str | None
+    ) -> tuple[commit.Facts, dict[str, Any]]:
+        """A new session's opening, checked and dealt but not yet committed, and the answer
+        its creation gives."""
         game = get_game(body["game"])
         kinds = body["seats"]
         humans = sum(kind["type"] == "human" for kind in kinds)
@@ -180,8 +212,7 @@ class Sessions:
             webhook=None if hook is None else hook.write(),
         )
         facts = commit.opening(new_id(), game, seats, state, live, self.clock, meta)
-        self.commits.commit(facts)
-        return {
+        return facts, {
             "id": facts.session_id,
             "game": game.name,
             "version": facts.version,

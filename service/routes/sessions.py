@@ -231,6 +231,8 @@ def failures(*statuses: int):
     security=[{}, *INTEGRATOR_KEY],
 )
 @blp.alt_response(401, response="PROBLEM")
+@blp.alt_response(409, response="PROBLEM", description="Another request with this "
+                  "Idempotency-Key is still creating its session: retry after Retry-After.")
 @store_down
 def create(body: dict[str, Any]) -> flask.Response:
     """Start a hosted game. Bot seats that move first have moved already (version > 0).

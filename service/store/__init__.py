@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from service.store.base import (
+    HOLD,
     Change,
     Commit,
     NewSession,
@@ -19,6 +20,7 @@ from service.store.memory import MemorySchedule, MemoryStore
 from service.store.redis_store import RedisSchedule, RedisStore, Target
 
 __all__ = [
+    "HOLD",
     "Change",
     "Commit",
     "MemorySchedule",

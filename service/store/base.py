@@ -143,6 +143,7 @@ MEASURED: dict[str, Callable[[Any], str]] = {
     "commit": lambda commit: commit.outcome.value,
     "answer": lambda answer: "missing" if answer is None else "ok",
     "remember_creation": lambda earlier: "kept" if earlier is None else "replay",
+    "settle_creation": lambda _: "ok",
     "forget_creation": lambda _: "ok",
     "events": lambda batches: "gone" if batches is None else "ok" if batches else "empty",
     "delete": gone_or_ok,
@@ -177,6 +178,8 @@ def measured(operation: str, call: Callable[..., Any]) -> Callable[..., Any]:
     return timed
 
 
+# What a creation's idempotency key holds while the creation runs (then its answer, JSON).
+HOLD = "hold:"
 RECORD_TTL = 30 * 86400.0  # RECORD_TTL_SECONDS' default
 OUTBOX_TTL = 86400.0  # an undelivered webhook message is dropped no sooner than this
 # The most messages of an outbox read at once: a receiver that was down for long leaves
@@ -220,9 +223,17 @@ class SessionStore(ABC):
         """The answer stored under an idempotency key of this session, if any."""
 
     @abstractmethod
-    def remember_creation(self, key: str, answer: str) -> str | None:
-        """Keep the answer to a session creation under its idempotency key unless one is
-        there already; returns the earlier answer, or None when this one was kept."""
+    def remember_creation(self, key: str, hold: str, seconds: float) -> str | None:
+        """Keep `hold` (a creation's claim on its idempotency key, HOLD and more) under the
+        key for `seconds` unless something is there already: None when it was kept, else
+        what is there, another's hold or an answer (an answer's TTL refreshed to the
+        session TTL, as every access of a session refreshes its own)."""
+
+    @abstractmethod
+    def settle_creation(self, key: str, hold: str, answer: str | None) -> None:
+        """Replace `hold` with the creation's answer, kept as long as a session is, or
+        drop it (`answer` None: nothing was created); nothing when the key no longer
+        holds `hold` (it expired, and another creation may hold the key now)."""
 
     @abstractmethod
     def forget_creation(self, key: str) -> None:

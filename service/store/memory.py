@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from service.store.base import (
+    HOLD,
     OUTBOX_READ,
     OUTBOX_TTL,
     RECORD_TTL,
@@ -98,13 +99,26 @@ class MemoryStore(SessionStore):
             record = self._live(session_id)
             return record.answers.get(key) if record else None
 
-    def remember_creation(self, key: str, answer: str) -> str | None:
+    def remember_creation(self, key: str, hold: str, seconds: float) -> str | None:
         with self._lock:
             earlier = self._creations.get(key)
-            if earlier is not None and earlier[1] > time.monotonic():
+            now = time.monotonic()
+            if earlier is not None and earlier[1] > now:
+                if not earlier[0].startswith(HOLD):
+                    self._creations[key] = (earlier[0], self._deadline())
                 return earlier[0]
-            self._creations[key] = (answer, self._deadline())
+            self._creations[key] = (hold, now + seconds)
             return None
+
+    def settle_creation(self, key: str, hold: str, answer: str | None) -> None:
+        with self._lock:
+            kept = self._creations.get(key)
+            if kept is None or kept[0] != hold or kept[1] <= time.monotonic():
+                return
+            if answer is None:
+                del self._creations[key]
+            else:
+                self._creations[key] = (answer, self._deadline())
 
     def forget_creation(self, key: str) -> None:
         with self._lock:

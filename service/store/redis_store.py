@@ -50,6 +50,7 @@ from redis.retry import Retry
 from redis.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 
 from service.store.base import (
+    HOLD,
     OUTBOX_READ,
     OUTBOX_TTL,
     RECORD_TTL,
@@ -236,12 +237,23 @@ for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[2]) end
 return redis.call('HGET', KEYS[3], ARGV[1])
 """
 
-# KEYS: a creation's key. ARGV: answer, ttl ms. Returns false when this answer is kept now,
-# else the answer kept before (its TTL refreshed, as every access of the store does).
+# KEYS: a creation's key. ARGV: hold, hold ms, ttl ms. Returns false when the hold is kept
+# now, else what the key holds: another creation's hold, or an answer (its TTL refreshed,
+# as every access of the store does).
 REMEMBER = """
 if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return false end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return redis.call('GET', KEYS[1])
+local earlier = redis.call('GET', KEYS[1])
+if string.sub(earlier, 1, #ARGV[4]) ~= ARGV[4] then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return earlier
+"""
+
+# KEYS: a creation's key. ARGV: hold, answer ('' drops the hold), ttl ms. Only while the key
+# still holds this very hold.
+SETTLE_CREATION = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then return redis.call('DEL', KEYS[1]) end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
 """
 
 # KEYS: session, events, answers, record. ARGV: after, ttl ms. Returns false or the batches.
@@ -708,6 +720,7 @@ class RedisStore(SessionStore):
         self._delete = self.client.register_script(DELETE)
         self._answer = self.client.register_script(ANSWER)
         self._remember = self.client.register_script(REMEMBER)
+        self._settle_creation = self.client.register_script(SETTLE_CREATION)
         self._outbox_settle = self.client.register_script(OUTBOX_SETTLE)
         self.outbox_schedule = RedisSchedule(self.client, OUTBOX_SCHEDULE)
 
@@ -830,8 +843,12 @@ class RedisStore(SessionStore):
     def answer(self, session_id: str, key: str) -> str | None:
         return self._run(self._answer, session_keys(session_id), [key, self.ttl_ms]) or None
 
-    def remember_creation(self, key: str, answer: str) -> str | None:
-        return self._run(self._remember, [creation_key(key)], [answer, self.ttl_ms]) or None
+    def remember_creation(self, key: str, hold: str, seconds: float) -> str | None:
+        held = [hold, round(seconds * 1000), self.ttl_ms, HOLD]
+        return self._run(self._remember, [creation_key(key)], held) or None
+
+    def settle_creation(self, key: str, hold: str, answer: str | None) -> None:
+        self._run(self._settle_creation, [creation_key(key)], [hold, answer or "", self.ttl_ms])
 
     def forget_creation(self, key: str) -> None:
         with reachable():

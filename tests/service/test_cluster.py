@@ -49,7 +49,7 @@ def test_sessions_spread_over_the_masters_each_whole_on_one(redis_cluster, redis
         assert store.commit(session_id, opening).outcome is Outcome.APPLIED
         change = Change(1, "{}", ('["a"]',), key="k", answer="answer")
         assert store.commit(session_id, change).outcome is Outcome.APPLIED
-    assert store.remember_creation("creation digest", "answer") is None
+    assert store.remember_creation("creation digest", "hold:1", 30) is None
     holders: dict[str, list[int]] = {}
     for index, node in enumerate(redis_cluster.nodes):
         with node.client() as client:

@@ -176,6 +176,21 @@ def test_moves_in_the_contracts_order(hosted):
     assert_kind(again, "idempotency-key-reused")
 
 
+def test_a_creation_retried_while_the_first_still_holds_its_key(hosted_app):
+    from service.hosted.tokens import digest, fingerprint
+    from service.store import HOLD
+
+    body = {"game": "basra", "seats": [{"type": "human"}] * 2}
+    sessions = hosted_app.extensions["sessions"]
+    held = f"{HOLD}{fingerprint('create', body)}:the first request"
+    assert sessions.store.remember_creation(digest("held-key"), held, 30) is None
+    busy = hosted_app.test_client().post(
+        "/v1/sessions", json=body, headers={"Idempotency-Key": "held-key"}
+    )
+    assert_kind(busy, "idempotency-key-in-use")
+    assert busy.headers["Retry-After"] == "1"
+
+
 def test_a_finished_match(hosted_app):
     hosted = Hosted(hosted_app.test_client(), rules={"preset": "levantine", "target_score": 1})
     for _ in range(1000):

@@ -113,6 +113,62 @@ def test_every_message_of_a_match_is_signed_in_version_order_and_says_nothing_hi
     assert all(kept.headers["content-type"] == "application/json" for kept in hook.received)
 
 
+def test_a_retried_creation_announces_one_session_to_its_webhook(sessions, clock, hook):
+    """A retry, and a reuse of the key with another body, create nothing: no message of a
+    session nobody was answered (signed with a secret nobody has) goes out."""
+    seats = [{"type": "human"}, {"type": "human"}]
+    body = {"game": "basra", "rules": SHORT, "seats": seats, "webhook": {"url": hook.url}}
+    first = sessions.create(body, "match-8812")
+    assert sessions.create(body, "match-8812") == first
+    with pytest.raises(Problem) as reused:
+        sessions.create({**body, "seats": seats[::-1] + [{"type": "human"}] * 2}, "match-8812")
+    assert reused.value.status == 422
+    drain(sessions, clock)
+    messages = hook.verified(first["webhook"]["secret"])
+    assert len(messages) == len(hook.received) == 1
+    assert messages[0]["data"]["session_id"] == first["id"]
+
+
+def test_a_creation_still_holding_its_key_is_a_409_to_a_retry(sessions):
+    """The hold a creation takes on its key before it creates, as a retry arriving
+    meanwhile finds it."""
+    from service.hosted.tokens import digest, fingerprint
+    from service.store import HOLD
+
+    body = {"game": "basra", "rules": SHORT, "seats": [{"type": "human"}] * 2}
+    held = f"{HOLD}{fingerprint('create', body)}:another-request"
+    assert sessions.store.remember_creation(digest("in-flight"), held, 30) is None
+    with pytest.raises(Problem) as busy:
+        sessions.create(body, "in-flight")
+    assert busy.value.status == 409 and busy.value.headers["Retry-After"] == "1"
+    assert busy.value.kind.name == "idempotency-key-in-use"
+    with pytest.raises(Problem) as reused:
+        sessions.create({**body, "seed": "other"}, "in-flight")
+    assert reused.value.status == 422
+
+
+def test_a_creation_unconfirmed_by_the_store_is_found_by_its_retry(sessions, monkeypatch):
+    """A commit applied whose acknowledgement was lost (a 503): the retry with the same key
+    gets that session, not a second one."""
+    from service.store import StoreUnavailable
+
+    real, made = sessions.commits.commit, []
+
+    def applied_then_lost(facts, *args):
+        real(facts, *args)
+        made.append(facts.session_id)
+        raise StoreUnavailable("no replica confirmed it in time")
+
+    body = {"game": "basra", "rules": SHORT, "seats": [{"type": "human"}] * 2}
+    monkeypatch.setattr(sessions.commits, "commit", applied_then_lost)
+    with pytest.raises(StoreUnavailable):
+        sessions.create(body, "unconfirmed")
+    monkeypatch.undo()
+    retried = sessions.create(body, "unconfirmed")
+    assert made == [retried["id"]] and sessions.store.load(retried["id"]) is not None
+    assert sessions.create(body, "unconfirmed") == retried
+
+
 def test_the_seed_is_in_no_message_before_the_end(sessions, clock, hook):
     created = create(sessions, hook.url, seed="kept-secret-seed")
     token = bearer(created["seats"][0]["token"])

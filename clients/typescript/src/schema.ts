@@ -527,7 +527,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Problem: {
-            /** @description the kind of problem, a URI reference that stays the same: `/problems/<kind>` (e.g. `/problems/stale-version`), described at that path; `about:blank` for an HTTP error of no finer kind. The kinds: `malformed-body` (400), `bad-request` (400), `unauthorized` (401), `not-your-turn` (403), `match-over` (403), `seat-token-required` (403), `not-found` (404), `unknown-game` (404), `session-not-found` (404), `method-not-allowed` (405), `stale-version` (409), `spectator-limit` (409), `body-too-large` (413), `unsupported-media-type` (415), `invalid-request` (422), `invalid-rules` (422), `invalid-state` (422), `not-a-move` (422), `illegal-move` (422), `ambiguous-move` (422), `too-large` (422), `idempotency-key-reused` (422), `rate-limited` (429), `too-many-readers` (429), `internal-error` (500), `unavailable` (503), `server-busy` (503) */
+            /** @description the kind of problem, a URI reference that stays the same: `/problems/<kind>` (e.g. `/problems/stale-version`), described at that path; `about:blank` for an HTTP error of no finer kind. The kinds: `malformed-body` (400), `bad-request` (400), `unauthorized` (401), `not-your-turn` (403), `match-over` (403), `seat-token-required` (403), `not-found` (404), `unknown-game` (404), `session-not-found` (404), `method-not-allowed` (405), `stale-version` (409), `idempotency-key-in-use` (409), `spectator-limit` (409), `body-too-large` (413), `unsupported-media-type` (415), `invalid-request` (422), `invalid-rules` (422), `invalid-state` (422), `not-a-move` (422), `illegal-move` (422), `ambiguous-move` (422), `too-large` (422), `idempotency-key-reused` (422), `rate-limited` (429), `too-many-readers` (429), `internal-error` (500), `unavailable` (503), `server-busy` (503) */
             type: string;
             /** @description the kind's title */
             title: string;
@@ -2050,7 +2050,7 @@ export interface components {
             version: number;
         };
         StaleVersionProblem: {
-            /** @description the kind of problem, a URI reference that stays the same: `/problems/<kind>` (e.g. `/problems/stale-version`), described at that path; `about:blank` for an HTTP error of no finer kind. The kinds: `malformed-body` (400), `bad-request` (400), `unauthorized` (401), `not-your-turn` (403), `match-over` (403), `seat-token-required` (403), `not-found` (404), `unknown-game` (404), `session-not-found` (404), `method-not-allowed` (405), `stale-version` (409), `spectator-limit` (409), `body-too-large` (413), `unsupported-media-type` (415), `invalid-request` (422), `invalid-rules` (422), `invalid-state` (422), `not-a-move` (422), `illegal-move` (422), `ambiguous-move` (422), `too-large` (422), `idempotency-key-reused` (422), `rate-limited` (429), `too-many-readers` (429), `internal-error` (500), `unavailable` (503), `server-busy` (503) */
+            /** @description the kind of problem, a URI reference that stays the same: `/problems/<kind>` (e.g. `/problems/stale-version`), described at that path; `about:blank` for an HTTP error of no finer kind. The kinds: `malformed-body` (400), `bad-request` (400), `unauthorized` (401), `not-your-turn` (403), `match-over` (403), `seat-token-required` (403), `not-found` (404), `unknown-game` (404), `session-not-found` (404), `method-not-allowed` (405), `stale-version` (409), `idempotency-key-in-use` (409), `spectator-limit` (409), `body-too-large` (413), `unsupported-media-type` (415), `invalid-request` (422), `invalid-rules` (422), `invalid-state` (422), `not-a-move` (422), `illegal-move` (422), `ambiguous-move` (422), `too-large` (422), `idempotency-key-reused` (422), `rate-limited` (429), `too-many-readers` (429), `internal-error` (500), `unavailable` (503), `server-busy` (503) */
             type: string;
             /** @description the kind's title */
             title: string;
@@ -2678,6 +2678,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["PROBLEM"];
+            409: components["responses"]["PROBLEM"];
             422: components["responses"]["UNPROCESSABLE_ENTITY"];
             429: components["responses"]["TOO_MANY_REQUESTS"];
             /** @description the session store (Redis) did not answer within its timeout, the session changed too fast to commit (`unavailable`), or, on the long poll and the stream, this server holds as many waiting readers as it takes (`server-busy`); retry after Retry-After. A 503 to a write does not mean it was not applied: a hung Redis may still run it when it wakes. Retrying is safe: a move retried with its Idempotency-Key gets the first answer; without one, the version it names makes a retry of an applied move a 409 carrying the next version, never a second copy. */

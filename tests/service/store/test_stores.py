@@ -155,11 +155,27 @@ def test_delete_ends_the_session(store):
     assert store.delete("s1") is False
 
 
-def test_a_creation_answer_is_kept_once(store):
-    assert store.remember_creation("k", "first") is None
-    assert store.remember_creation("k", "second") == "first"
+def test_a_creation_key_is_held_once_then_answers(store):
+    assert store.remember_creation("k", "hold:a", 30) is None
+    assert store.remember_creation("k", "hold:b", 30) == "hold:a"
+    store.settle_creation("k", "hold:b", '{"other": 1}')  # not its hold: nothing
+    assert store.remember_creation("k", "hold:c", 30) == "hold:a"
+    store.settle_creation("k", "hold:a", '{"answer": 1}')
+    assert store.remember_creation("k", "hold:d", 30) == '{"answer": 1}'
     store.forget_creation("k")
-    assert store.remember_creation("k", "third") is None
+    assert store.remember_creation("k", "hold:e", 30) is None
+    store.settle_creation("k", "hold:e", None)  # nothing was created: the key is free
+    assert store.remember_creation("k", "hold:f", 30) is None
+
+
+def test_a_creation_hold_expires_by_itself_and_an_answer_lives_as_a_session(kind, url):
+    store = make_store(kind, url, ttl=60)
+    assert store.remember_creation("k", "hold:a", 0.2) is None
+    time.sleep(0.4)
+    assert store.remember_creation("k", "hold:b", 0.2) is None  # the first hold expired
+    store.settle_creation("k", "hold:b", '{"answer": 1}')
+    time.sleep(0.4)
+    assert store.remember_creation("k", "hold:c", 0.2) == '{"answer": 1}'
 
 
 def test_an_idle_session_expires_and_activity_keeps_it(kind, url):
