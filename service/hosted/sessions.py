@@ -84,11 +84,6 @@ OPEN = Integrators()  # no keys: creation is open
 CREATION_HOLD_SECONDS = 30.0
 
 MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more than a load
-FAIR_DEAL = (
-    "a session with two or more human seats is dealt from the server's secret seed, so that "
-    "no player can know another's cards; leave seed out (the answer commits to the seed, "
-    "which is revealed when the match ends)"
-)
 
 
 class Sessions:
@@ -182,9 +177,12 @@ class Sessions:
         game = get_game(body["game"])
         kinds = body["seats"]
         humans = sum(kind["type"] == "human" for kind in kinds)
-        if "seed" in body and humans >= 2 and not self.client_seeds:
-            raise invalid("seed", FAIR_DEAL)
-        state = requests.new_state(game, body.get("rules"), len(kinds), requests.seed(body))
+        # Whoever chooses the seed knows every hand: with two or more human seats the seed
+        # sent (checked, as any) gives way to one the server draws in secret, unless the
+        # operator allows client seeds. The answer commits to the seed dealt from.
+        fair = humans >= 2 and not self.client_seeds
+        seed = requests.seed({} if fair else body)
+        state = requests.new_state(game, body.get("rules"), len(kinds), seed)
         tokens = {seat: new_token() for seat, kind in enumerate(kinds) if kind["type"] == "human"}
         seats = tuple(
             Seat.human(digest(tokens[seat])) if seat in tokens else Seat.bot(kind["level"])
