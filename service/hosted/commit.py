@@ -29,11 +29,16 @@ log = logging.getLogger("service.sessions")
 
 TIMEOUT = "timeout"  # the server played for a seat whose time ran out, or that is absent
 # The server's own play (bots, absent seats) in one step — one request or one timer firing:
-# at most this many moves; the rest is committed and resumed in the background, so no
-# session ever holds a worker for long. A count, not a time, so that the same moves give the
-# same steps under any load. Between two decisions the step yields (a greenlet under
-# gevent), so /livez and other requests keep being answered.
-SERVER_MOVES_PER_STEP = 16
+# at most this many moves, of which at most EXPERT_MOVES_PER_STEP expert searches (tens of
+# ms each; the others take well under one); the rest is committed and resumed in the
+# background, so no session ever holds a worker for long. Counts, not a time, so that the
+# same moves give the same steps under any load. Enough that an answer holds every bot
+# reply up to the next human turn, as the contract has it: in Bank with three or four
+# seats, once the human is out, the others play the deal on (65 server moves at most in a
+# row over 40 four- and three-seat matches of greedy bots). Between two decisions the step
+# yields (a greenlet under gevent), so /livez and other requests keep being answered.
+SERVER_MOVES_PER_STEP = 256
+EXPERT_MOVES_PER_STEP = 64
 YIELD_SECONDS = 1e-6  # a real sleep, not 0: gevent then polls its sockets as well
 Clock = Callable[[], float]
 NO_META = Meta()  # seconds since the epoch (deadlines are wall-clock times)
@@ -118,22 +123,25 @@ def played_on(
     seat's deadline if timed, or, with server play left over, a resume at once."""
     game = start.game
     version = start.version + len(moved)
-    played = 0
+    played = searched = 0
     while (mover := game.to_move(state)) is not None:
         seat = start.seats[mover]
         if seat.kind == HUMAN and mover not in live.absent:
             live = live.turn_of(mover, clock())
             break
-        if played >= SERVER_MOVES_PER_STEP:
-            live = live.resumed(clock())
-            break
-        if played:
-            time.sleep(YIELD_SECONDS)
         if seat.kind == BOT:
             by, level, lead = BOT, seat.level, []
         else:
             by, level = TIMEOUT, live.timeout_level
             lead = [{"type": "timeout", "seat": mover, "absent": True}]
+        if played >= SERVER_MOVES_PER_STEP or (
+            level == "expert" and searched >= EXPERT_MOVES_PER_STEP
+        ):
+            live = live.resumed(clock())
+            break
+        if played:
+            time.sleep(YIELD_SECONDS)
+        searched += level == "expert"
         move = choose_move(game, state, level, f"{start.id}/{version}")
         written = game.write_move(state, move)
         state, events = game.apply(state, move)

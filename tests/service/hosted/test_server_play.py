@@ -57,11 +57,11 @@ def test_server_play_goes_a_bounded_step_at_a_time_to_the_end_of_the_match(sessi
     """Once the human is absent every move is the server's: each timer firing commits at
     most SERVER_MOVES_PER_STEP + 1 versions (the timeout and the step), and the match still
     reaches match_over by itself, every version's events in order."""
-    created = sessions.create({**SHORT, "seed": "bounded"}, None)
+    created = sessions.create({**LONGEST, "seed": "bounded"}, None)
     session_id, spectator = created["id"], bearer(created["spectators"][0]["token"])
     sessions.clock.now += 1  # the human's turn runs out: a timeout, and absent from now on
     versions = [created["version"]]
-    for _ in range(200):
+    for _ in range(400):
         sessions.timers.fire_due()
         seen = sessions.store.load(session_id)
         versions.append(seen.version)
@@ -80,7 +80,7 @@ def test_server_play_goes_a_bounded_step_at_a_time_to_the_end_of_the_match(sessi
 
 
 def test_a_reader_resumes_server_play_left_over_by_a_step(sessions):
-    created = sessions.create({**SHORT, "seed": "resumed by a reader"}, None)
+    created = sessions.create({**LONGEST, "seed": "resumed by a reader"}, None)
     session_id, spectator = created["id"], bearer(created["spectators"][0]["token"])
     sessions.clock.now += 1
     sessions.timers.fire_due()
@@ -89,6 +89,25 @@ def test_a_reader_resumes_server_play_left_over_by_a_step(sessions):
     seen = sessions.read(session_id, spectator)
     assert first < seen["version"] <= first + SERVER_MOVES_PER_STEP
     assert seen["deadline"] is None and seen["moves"] == []
+
+
+@pytest.mark.parametrize("level", ["random", "greedy"])
+def test_a_move_answer_holds_every_bot_reply_up_to_the_next_human_turn(sessions, level):
+    """As the contract has it, also in Bank with four seats, where once the human is out the
+    bots play the deal on: every answer ends on the human's turn or on the match's end."""
+    import random
+
+    seats = [{"type": "human"}] + [{"type": "bot", "level": level}] * 3
+    created = sessions.create({"game": "bank", "seats": seats, "seed": f"bots {level}"}, None)
+    token = bearer(created["seats"][0]["token"])
+    rng, answer = random.Random(level), sessions.read(created["id"], token)
+    for _ in range(400):
+        if answer["view"]["status"] == "match_over":
+            break
+        assert answer["view"]["turn"] == 0 and answer["moves"], answer["view"]["turn"]
+        request = {"move": rng.choice(answer["moves"]), "version": answer["version"]}
+        answer = sessions.move(created["id"], token, lambda r=request: r, None)
+    assert answer["view"]["status"] == "match_over"
 
 
 @pytest.fixture(params=["memory", "redis"])
