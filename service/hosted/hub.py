@@ -8,11 +8,16 @@ which the commit script publishes the new version. The new versions' events are 
 from the store once, by the first reader to wake, and handed to every reader of that
 session in this process: a commit costs one read here whatever the number of readers.
 
-Readers are capped: at most `max_per_token` per token (then 429) and `max_waiters` in this
-process (then 503), so waiting readers can never take the connections a move needs.
+Readers are capped: at most `max_per_token` per token (then 429; with Redis, counted over
+every process, each reader holding a lease its process renews, so that the places of a
+process that died lapse) and `max_waiters` in this process (then 503), so waiting readers
+can never take the connections a move needs.
 """
 
+import contextlib
+import itertools
 import logging
+import secrets
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -28,7 +33,7 @@ from service.hosted.commit import Facts
 from service.hosted.problems import Busy
 from service.hosted.records import Record
 from service.logs import Outage
-from service.store import SessionStore
+from service.store import RedisStore, SessionStore, StoreUnavailable
 from service.store.redis_store import UNREACHABLE
 
 if TYPE_CHECKING:
@@ -37,6 +42,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("service.live")
 
 SHARED_VERSIONS = 64  # the latest versions' events a session's readers share, at most
+# Readers' ids: this process's own mark (pids repeat across hosts and restarts), then a count.
+PROCESS = secrets.token_hex(8)
+READERS = itertools.count()
 
 
 @dataclass
@@ -173,7 +181,7 @@ class Hub:
         token whose digest is `holder`: take it before reading the session's events, so no
         change after the read can go unnoticed. 429 or 503 when the caps are reached."""
         session_id = record.id
-        self._admit(holder)
+        reader = self._admit(holder)
         try:
             self.started()
             with self.lock:
@@ -191,16 +199,13 @@ class Hub:
                     if not followed.watchers:
                         del self._followed[session_id]
         finally:
-            self._leave(holder)
+            self._leave(holder, reader)
 
-    def _admit(self, holder: str) -> None:
+    def _admit(self, holder: str) -> str:
+        """A place for a reader of the token whose digest is `holder`: its id."""
         with self.lock:
             if self._holders.get(holder, 0) >= self.max_per_token:
-                raise Busy(
-                    KINDS["too-many-readers"],
-                    f"this token has {self.max_per_token} streams and long polls open already; "
-                    "close one first",
-                )
+                raise self.too_many_readers()
             if self._waiting >= self.max_waiters:
                 raise Busy(
                     KINDS["server-busy"],
@@ -208,8 +213,16 @@ class Hub:
                 )
             self._holders[holder] = self._holders.get(holder, 0) + 1
             self._waiting += 1
+        return f"{PROCESS}:{next(READERS)}"
 
-    def _leave(self, holder: str) -> None:
+    def too_many_readers(self) -> Busy:
+        return Busy(
+            KINDS["too-many-readers"],
+            f"this token has {self.max_per_token} streams and long polls open already; "
+            "close one first",
+        )
+
+    def _leave(self, holder: str, reader: str) -> None:
         with self.lock:
             self._waiting -= 1
             self._holders[holder] -= 1
@@ -282,6 +295,9 @@ class RedisHub(Hub):
     message into `announced` or `ended` for this process's readers of that session."""
 
     RECONNECT_SECONDS = 0.5
+    # A reader's place in its token's count over every process lapses this long after its
+    # process last renewed it (a third of it apart): the places of a process that died.
+    LEASE_SECONDS = 30.0
     # How long a new reader waits for the subscription to hold (Redis down: it goes on, and
     # its own store call fails fast as a 503).
     SUBSCRIBE_SECONDS = 1.5
@@ -304,6 +320,46 @@ class RedisHub(Hub):
         self._stopping = threading.Event()
         self._start_lock = threading.Lock()
         self.outage = Outage(log, "live hub")
+        self._leases: dict[str, str] = {}  # reader -> holder: this process's counted readers
+        self._renewer: threading.Thread | None = None
+
+    def _admit(self, holder: str) -> str:
+        """This process's own caps, then the token's count over every process (Redis out
+        of reach: this process's cap alone; the reader's own reads then fail fast)."""
+        reader = super()._admit(holder)
+        assert isinstance(self.store, RedisStore)
+        try:
+            counted = self.store.admit_reader(holder, reader, self.max_per_token,
+                                              self.LEASE_SECONDS)  # fmt: skip
+        except StoreUnavailable:
+            return reader
+        except BaseException:
+            super()._leave(holder, reader)
+            raise
+        if not counted:
+            super()._leave(holder, reader)
+            raise self.too_many_readers()
+        with self.lock:
+            self._leases[reader] = holder
+        return reader
+
+    def _leave(self, holder: str, reader: str) -> None:
+        super()._leave(holder, reader)
+        with self.lock:
+            counted = self._leases.pop(reader, None) is not None
+        if counted:
+            assert isinstance(self.store, RedisStore)
+            with contextlib.suppress(StoreUnavailable):  # else its lease lapses
+                self.store.release_reader(holder, reader)
+
+    def _renew(self) -> None:
+        assert isinstance(self.store, RedisStore)
+        while not self._stopping.wait(self.LEASE_SECONDS / 3):
+            with self.lock:
+                leases = [(holder, reader) for reader, holder in self._leases.items()]
+            if leases:
+                with contextlib.suppress(StoreUnavailable):  # the next round tries again
+                    self.store.renew_readers(leases, self.LEASE_SECONDS)
 
     def started(self) -> None:
         """Start the listener (once, in the process that uses it: never before a fork) and
@@ -315,6 +371,10 @@ class RedisHub(Hub):
                         target=self._listen, name="live-hub", daemon=True
                     )
                     self._listener.start()
+                    self._renewer = threading.Thread(
+                        target=self._renew, name="live-hub-leases", daemon=True
+                    )
+                    self._renewer.start()
         self._subscribed.wait(self.SUBSCRIBE_SECONDS)
 
     def close(self) -> None:

@@ -8,6 +8,8 @@ Key layout (one hash tag per session, so all its keys live on one Redis Cluster 
     cards:{<id>}:answers        hash: Idempotency-Key digest -> stored answer of a move
     cards:{<id>}:changed        pub/sub channel: "<version> <notice>" per commit, "deleted"
     cards:{create:<digest>}     string: stored answer of a session creation
+    cards:{readers:<digest>}    sorted set: a token's waiting readers, every process's, by
+                                when each one's lease lapses (ms) unless its process renews it
     cards:{<id>}:record         list: the match record's head (JSON), then one entry a move;
                                 the session's TTL while it plays, RECORD_TTL_SECONDS from
                                 the end on (a read never shortens it; DELETE spares it then)
@@ -237,6 +239,16 @@ for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[2]) end
 return redis.call('HGET', KEYS[3], ARGV[1])
 """
 
+# KEYS: a token's readers. ARGV: now ms, lease ms, most, reader. Drops the readers whose
+# lease lapsed (their process died), then admits this one if fewer than `most` wait.
+ADMIT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
 # KEYS: a creation's key. ARGV: hold, hold ms, ttl ms. Returns false when the hold is kept
 # now, else what the key holds: another creation's hold, or an answer (its TTL refreshed,
 # as every access of the store does).
@@ -329,6 +341,10 @@ def session_of_channel(name: str) -> str | None:
 
 def creation_key(key: str) -> str:
     return f"cards:{{create:{key}}}"
+
+
+def readers_key(holder: str) -> str:
+    return f"cards:{{readers:{holder}}}"
 
 
 def owner_key(owner: str) -> str:
@@ -720,6 +736,7 @@ class RedisStore(SessionStore):
         self._delete = self.client.register_script(DELETE)
         self._answer = self.client.register_script(ANSWER)
         self._remember = self.client.register_script(REMEMBER)
+        self._admit = self.client.register_script(ADMIT)
         self._settle_creation = self.client.register_script(SETTLE_CREATION)
         self._outbox_settle = self.client.register_script(OUTBOX_SETTLE)
         self.outbox_schedule = RedisSchedule(self.client, OUTBOX_SCHEDULE)
@@ -937,6 +954,28 @@ class RedisStore(SessionStore):
                     if mark is None or (int(score), session_id) < mark
                 ]
         return found[:count]
+
+    def admit_reader(self, holder: str, reader: str, most: int, lease: float) -> bool:
+        """Count `reader` among the readers of the token whose digest is `holder`, in every
+        process, unless `most` wait already; its place lapses `lease` seconds on unless
+        renewed. Not waited for by replicas: a count, not an acknowledged write."""
+        with reachable():
+            admitted = self._admit(keys=[readers_key(holder)],
+                                   args=[ms(time.time()), ms(lease), most, reader])  # fmt: skip
+        return bool(admitted)
+
+    def release_reader(self, holder: str, reader: str) -> None:
+        with reachable():
+            self.client.zrem(readers_key(holder), reader)
+
+    def renew_readers(self, readers: Sequence[tuple[str, str]], lease: float) -> None:
+        """Push back the lapse of each (holder, reader) of this process by `lease` seconds."""
+        until = ms(time.time() + lease)
+        with reachable(), self.client.pipeline(transaction=False) as pipe:
+            for holder, reader in readers:
+                pipe.zadd(readers_key(holder), {reader: until}, xx=True)
+                pipe.pexpire(readers_key(holder), ms(lease))
+            pipe.execute()
 
     def disown(self, owner: str, session_ids: list[str]) -> None:
         if session_ids:

@@ -5,8 +5,10 @@ commit in a process whatever the number of readers waiting on the session there.
 import threading
 import time
 
+import pytest
 import requests
 
+from service.hosted.problems import Busy
 from tests.service.hosted.core_client import counted
 from tests.service.live_client import Stream
 from tests.service.sessions_client import Seat
@@ -101,3 +103,26 @@ def test_a_commit_costs_one_events_read_in_a_process_whatever_its_readers(store_
         answer and answer[0]["version"] == 1 for answer in answers
     )
     assert [after for _, after in reads] == ([0] if store_kind == "redis" else [])
+
+
+@pytest.mark.parametrize("store_kind", ["redis", "cluster"])
+def test_a_tokens_cap_holds_over_every_process_and_a_dead_ones_places_lapse(open_hosted):
+    """Two processes' hubs on one Redis: a token's readers are counted over both. A process
+    that dies leaves its readers counted until their lease lapses; one that ends a reader
+    frees its place at once."""
+    first, second = open_hosted(), open_hosted()
+    first.hub.LEASE_SECONDS = 0.5  # this process will not renew: it "dies" holding two
+    readers = [first.hub._admit("token a"), first.hub._admit("token a")]
+    with pytest.raises(Busy) as refused:
+        second.hub._admit("token a")
+    assert refused.value.status == 429 and refused.value.headers["Retry-After"] == "1"
+    other = second.hub._admit("token b")  # the cap is per token
+    second.hub._leave("token b", other)
+    time.sleep(0.8)
+    late = second.hub._admit("token a")  # the dead process's places lapsed
+    second.hub._admit("token a")
+    with pytest.raises(Busy):
+        second.hub._admit("token a")
+    second.hub._leave("token a", late)  # ended: its place is free at once
+    second.hub._admit("token a")
+    assert readers and second.hub.waiting() == 2
