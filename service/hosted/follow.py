@@ -20,8 +20,10 @@ from service.hosted.answers import seen_in
 from service.hosted.hub import Hub
 from service.hosted.records import Record
 from service.hosted.timers import Timers
+from service.store import StoreUnavailable
 
 CHECK_SECONDS = 1.0  # a reader whose client went away is freed within this (and a bit)
+RECONNECT_MS = 1000  # when a stream cut by a store outage asks its client to come back
 SHORTEST_WAIT = 0.05  # a due timer that could not be fired is looked at again after this
 
 Gone = Callable[[], bool]
@@ -152,12 +154,19 @@ class Messages:
     def _write(self) -> Iterator[str]:
         yield ": ping\n\n"
         after = self.follow.after
-        for news in self.follow:
-            if news is Signal.ENDED:
-                yield "event: end\ndata: {}\n\n"
-            elif news is Signal.QUIET:
-                yield ": ping\n\n"
-            else:
-                for events in news:
-                    after += 1
-                    yield f"id: {after}\nevent: events\ndata: {orjson.dumps(events).decode()}\n\n"
+        try:
+            for news in self.follow:
+                if news is Signal.ENDED:
+                    yield "event: end\ndata: {}\n\n"
+                elif news is Signal.QUIET:
+                    yield ": ping\n\n"
+                else:
+                    for events in news:
+                        after += 1
+                        data = orjson.dumps(events).decode()
+                        yield f"id: {after}\nevent: events\ndata: {data}\n\n"
+        except StoreUnavailable:
+            # The store out of reach: the stream ends here, whole, and its client comes back
+            # with Last-Event-ID (an EventSource by itself, after `retry` ms). No log line or
+            # traceback per stream: the outage is logged once, by the background loops.
+            yield f"retry: {RECONNECT_MS}\n: the session store is unavailable; reconnect\n\n"

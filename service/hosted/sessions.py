@@ -81,7 +81,7 @@ log = logging.getLogger("service.sessions")
 OPEN = Integrators()  # no keys: creation is open
 # How long a creation may hold its Idempotency-Key before a retry may create in its place:
 # longer than any creation takes (its bots' opening moves included).
-CREATION_HOLD_SECONDS = 30.0
+CREATION_HOLD_SECONDS = 10.0
 
 MOVE_REQUEST = SessionMoveRequest()  # built once: building a schema costs more than a load
 

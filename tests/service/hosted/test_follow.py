@@ -78,3 +78,23 @@ def test_on_gunicorn_a_stream_whose_client_left_is_freed_within_2_s(redis_url, t
         for client in clients:
             client.close()
         assert seconds_until(lambda: open_streams(server.url) == 0) < FREED_WITHIN
+
+
+def test_a_stream_the_store_fails_under_ends_whole_asking_its_client_back(open_hosted):
+    """No traceback and no cut chunk per stream in an outage: the stream's last message
+    asks its client to reconnect (with Last-Event-ID), and its reader's place is freed."""
+    from service.store import StoreUnavailable
+
+    sessions = open_hosted(STREAM_PING_SECONDS=0.1)
+    created = sessions.create({"game": "basra", "seats": HUMANS}, None)
+    token = f"Bearer {created['seats'][0]['token']}"
+    messages = sessions.stream(created["id"], token, None)
+    assert next(messages) == ": ping\n\n"
+
+    def unreachable(*args):
+        raise StoreUnavailable("Redis is unavailable: the test's outage")
+
+    sessions.store.exists = unreachable  # the look a quiet stream takes at each ping
+    rest = list(messages)
+    assert rest[-1] == "retry: 1000\n: the session store is unavailable; reconnect\n\n"
+    assert sessions.hub.waiting() == 0
