@@ -19,6 +19,7 @@ import itertools
 import logging
 import secrets
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
+import redis
 
 from engine.game import Events
 from service.errors import KINDS
@@ -295,6 +297,12 @@ class RedisHub(Hub):
     message into `announced` or `ended` for this process's readers of that session."""
 
     RECONNECT_SECONDS = 0.5
+    # The subscription is pinged this often, and taken for dead when nothing (not even the
+    # PONG) came back for SILENT_SECONDS: a Redis that hangs (stopped, cut off by the
+    # network) rather than closing its sockets sends nothing, and under Sentinel only a new
+    # connection finds the replica promoted in its place.
+    PING_SECONDS = 1.0
+    SILENT_SECONDS = 3.0
     # A reader's place in its token's count over every process lapses this long after its
     # process last renewed it (a third of it apart): the places of a process that died.
     LEASE_SECONDS = 30.0
@@ -398,10 +406,20 @@ class RedisHub(Hub):
             self._stopping.wait(self.RECONNECT_SECONDS)
 
     def _relay(self, pubsub: Any) -> None:
+        heard = pinged = time.monotonic()
         while not self._stopping.is_set():
-            message = pubsub.get_message(timeout=1.0)
+            message = pubsub.get_message(timeout=self.PING_SECONDS)
+            now = time.monotonic()
             if message is None:
+                if now - heard > self.SILENT_SECONDS:
+                    raise redis.exceptions.ConnectionError(
+                        f"the subscription has been silent for {self.SILENT_SECONDS} s"
+                    )
+                if now - pinged >= self.PING_SECONDS:
+                    pubsub.ping()
+                    pinged = now
                 continue
+            heard = now
             if message["type"] == "psubscribe":
                 self.outage.succeeded()
                 self._subscribed.set()

@@ -126,3 +126,31 @@ def test_a_tokens_cap_holds_over_every_process_and_a_dead_ones_places_lapse(open
     second.hub._leave("token a", late)  # ended: its place is free at once
     second.hub._admit("token a")
     assert readers and second.hub.waiting() == 2
+
+
+def test_the_listener_reconnects_when_redis_hangs_instead_of_waiting_on_a_silent_socket(
+    redis_server, open_hosted, store_kind, caplog
+):
+    """A hung Redis (SIGSTOP: its sockets stay open, nothing comes back) is an outage to the
+    pub/sub listener too, logged once at its start and once at its end, so that under
+    Sentinel a new connection finds the promoted replica."""
+    if store_kind != "redis":
+        pytest.skip("the listener of the Redis store")
+    hub = open_hosted().hub
+    hub.started()
+    redis_server.pause()
+    try:
+        time.sleep(hub.SILENT_SECONDS + 2 * hub.PING_SECONDS)
+        assert hub.outage.failures >= 1
+    finally:
+        redis_server.resume()
+    started = time.monotonic()
+    while hub.outage.failures and time.monotonic() - started < 10:
+        hub.started()
+        if hub._subscribed.is_set():
+            break
+        time.sleep(0.1)
+    assert hub._subscribed.wait(10)
+    lines = [r.getMessage() for r in caplog.records if r.name == "service.live"]
+    assert sum("unreachable" in line for line in lines) == 1
+    assert sum("reachable again" in line for line in lines) == 1
