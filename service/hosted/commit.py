@@ -208,6 +208,13 @@ def change_of(facts: Facts, at: float, key: str | None = None, answer: str | Non
     version, the epoch and the live record they were computed on."""
     before, after = facts.before, facts.after
     entries = [history.entry(moved) for moved in facts.moved]
+    # The record's head again when the match ends, and when a finished match's spectators
+    # change: a token added after the end reads the record once the session is gone too.
+    final = facts.ended or (
+        facts.outcome is not None
+        and before is not None
+        and before.live.spectators != after.live.spectators
+    )
     new = None
     if before is None:
         entries.insert(0, history.head(after))
@@ -229,7 +236,7 @@ def change_of(facts: Facts, at: float, key: str | None = None, answer: str | Non
         at=at,
         record=tuple(orjson.dumps(entry).decode() for entry in entries),
         messages=tuple(orjson.dumps(message).decode() for message in messages_of(facts, at)),
-        ended="" if not facts.ended else orjson.dumps(history.head(after)).decode(),
+        ended=orjson.dumps(history.head(after)).decode() if final else "",
     )
 
 

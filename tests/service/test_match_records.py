@@ -144,6 +144,16 @@ def test_a_finished_record_outlives_its_deleted_session(finished):
             sessions.match_record(match["id"], bearer(wrong))
 
 
+def test_a_spectator_token_added_after_the_end_reads_the_record_once_the_session_is_gone(
+    finished,
+):
+    sessions, match, record = finished
+    late = sessions.add_spectator(match["id"], bearer(match["tokens"][0]))["token"]
+    assert sessions.match_record(match["id"], bearer(late)) == record
+    sessions.delete(match["id"], bearer(match["tokens"][0]))
+    assert sessions.match_record(match["id"], bearer(late)) == record
+
+
 def test_an_unfinished_record_ends_with_its_session(open_hosted):
     sessions = open_hosted()
     created = sessions.create({"game": "bank", "seats": [{"type": "human"}] * 2}, None)
