@@ -2,8 +2,8 @@
 
 import select
 import socket
-from collections.abc import Mapping
-from functools import partial
+from collections.abc import Callable, Mapping
+from functools import partial, wraps
 from typing import Any
 
 import flask
@@ -194,6 +194,22 @@ def json_body() -> object:
     return parsed(request.get_data(cache=True))
 
 
+def key_first(required: Callable[[], bool]):
+    """The integrator's key checked before the request's body or query is read, when
+    `required()`: a caller without one gets its 401, whatever else it sent."""
+
+    def checking(view):
+        @wraps(view)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            if required():
+                sessions().integrators.integrator(authorization())
+            return view(*args, **kwargs)
+
+        return checked
+
+    return checking
+
+
 def store_down(view):
     """Documents the 503 every session call may answer (`unavailable`, and on the long poll
     and the stream `server-busy`)."""
@@ -222,6 +238,7 @@ def failures(*statuses: int):
 
 
 @blp.route("", methods=["POST"])
+@key_first(lambda: sessions().integrators.required)
 @blp.arguments(CreateSessionRequest)
 @blp.response(201, CreateSessionResponse, headers=LOCATION)
 @blp.doc(
@@ -245,6 +262,7 @@ def create(body: dict[str, Any]) -> flask.Response:
 
 
 @blp.route("", methods=["GET"])
+@key_first(lambda: True)
 @blp.arguments(SessionListQuery, location="query")
 @blp.response(200, SessionListResponse)
 @blp.doc(operationId="listSessions", security=INTEGRATOR_KEY)

@@ -146,6 +146,15 @@ def test_bad_list_queries_name_their_field(base, params, field):
     assert field in str(refused.json())
 
 
+def test_a_caller_without_a_key_gets_its_401_before_anything_it_sent_is_read(base):
+    for body in ({"game": "basra"}, {**{"game": "basra", "seats": HUMANS},
+                                     "webhook": {"url": "ftp://x"}}):  # fmt: skip
+        refused = requests.post(f"{base}/v1/sessions", json=body, timeout=30)
+        assert refused.status_code == 401 and refused.headers["WWW-Authenticate"]
+    refused = requests.get(f"{base}/v1/sessions", params={"limit": 0}, timeout=30)
+    assert refused.status_code == 401 and refused.headers["WWW-Authenticate"]
+
+
 def test_the_list_needs_a_key(base):
     seat_token = created(base)["seats"][0]["token"]
     for headers in ({}, bearer(seat_token)):
