@@ -448,11 +448,27 @@ def client_gone():
     def gone() -> bool:
         try:
             readable, _, _ = select.select([connection], [], [], 0)
-            return bool(readable) and not connection.recv(1, socket.MSG_PEEK)
+            if readable and not connection.recv(1, socket.MSG_PEEK):
+                return True
+            return closed_by_peer(connection)
         except (OSError, ValueError):  # reset, or already closed
             return True
 
     return gone
+
+
+# Linux's TCP states once the peer reset the connection, or closed its side
+# (include/net/tcp_states.h).
+CLOSED_BY_PEER = frozenset((7, 8))  # TCP_CLOSE, TCP_CLOSE_WAIT
+
+
+def closed_by_peer(connection: socket.socket) -> bool:
+    """Whether the client closed its side though bytes it sent before are still unread
+    here (a pipelined request), which a peek at the first of them cannot tell: the TCP
+    state, where the system gives it."""
+    if not hasattr(socket, "TCP_INFO") or connection.family == socket.AF_UNIX:
+        return False
+    return connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] in CLOSED_BY_PEER
 
 
 def stale_problem(error: StaleVersion) -> flask.Response:

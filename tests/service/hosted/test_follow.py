@@ -53,6 +53,23 @@ def test_a_reader_whose_client_left_is_freed_within_2_s(hosted_config):
             assert seconds_until(lambda: hub.waiting() == 0) < FREED_WITHIN, path
 
 
+def test_a_reader_whose_client_sent_more_then_left_is_freed_within_2_s(hosted_config):
+    """Bytes sent after the request (here a pipelined request) hide the closed connection
+    from a peek: the TCP state still tells."""
+    config = {**hosted_config, "LONG_POLL_SECONDS": 60.0, "STREAM_PING_SECONDS": 60.0}
+    with serving(config) as (base, app):
+        hub = app.extensions["sessions"].hub
+        created = opened(base)
+        port = int(base.rsplit(":", 1)[1])
+        for path in ("stream", "events?after=0"):
+            client = waiting_reader(port, created, path)
+            seconds_until(lambda: hub.waiting() == 1)
+            client.sendall(b"GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            time.sleep(0.3)
+            client.close()
+            assert seconds_until(lambda: hub.waiting() == 0) < FREED_WITHIN, path
+
+
 def open_streams(base: str) -> float:
     answer = requests.get(f"{base}/metrics", timeout=10).text
     return sum(
