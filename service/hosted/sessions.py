@@ -616,7 +616,7 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
     store = open_store(config)
     caps = (int(config["MAX_WAITERS"]), int(config["MAX_WAITERS_PER_TOKEN"]))
     if isinstance(store, RedisStore):
-        subscriber = store.target.subscriber
+        subscriber = store.subscriber
         hub: Hub = RedisHub(store, *caps, subscriber, CHANGED_PATTERN, session_of_channel)
         schedule: Schedule = RedisSchedule(store.client)
     else:

@@ -36,6 +36,7 @@ its own (its key's digest): it is one key alone. PUBLISH reaches every node of a
 
 import contextlib
 import functools
+import itertools
 import queue
 import threading
 import time
@@ -730,6 +731,7 @@ class RedisStore(SessionStore):
             if self.target.cluster
             else Rounds(self.client.connection_pool, min_replicas, self._wait_ms)
         )
+        self._subscriptions = itertools.count()  # which node the next subscription takes
         self._load = self.client.register_script(LOAD)
         self._commit = self.client.register_script(COMMIT)
         self._events = self.client.register_script(EVENTS)
@@ -954,6 +956,17 @@ class RedisStore(SessionStore):
                     if mark is None or (int(score), session_id) < mark
                 ]
         return found[:count]
+
+    def subscriber(self) -> redis.Redis:
+        """A client for one pub/sub connection. On a cluster, the next of the nodes its
+        client knows at each call (PUBLISH reaches every node): a listener that lost its
+        node, killed and replaced by a replica, subscribes on another rather than calling
+        the dead address forever."""
+        if not self.target.cluster:
+            return self.target.subscriber()
+        nodes = self.client.get_nodes()  # the topology it holds: no call to Redis
+        node = nodes[next(self._subscriptions) % len(nodes)]
+        return redis.Redis(host=node.host, port=node.port, socket_connect_timeout=2.0)
 
     def admit_reader(self, holder: str, reader: str, most: int, lease: float) -> bool:
         """Count `reader` among the readers of the token whose digest is `holder`, in every

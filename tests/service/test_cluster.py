@@ -132,3 +132,15 @@ def test_of_32_concurrent_movers_on_the_cluster_exactly_one_is_applied(served):
     assert Counter(result.status_code for result in results) == {200: 1, 409: 31}
     hosted.version = body["version"] + 1
     assert len(check_history(hosted)) == hosted.version
+
+
+def test_the_listener_subscribes_on_each_node_in_turn_not_only_the_one_named(redis_cluster_url):
+    """PUBLISH reaches every node: a listener whose node died takes the next one."""
+    store = RedisStore(redis_cluster_url, 60, cluster=True)
+    ports = []
+    for _ in range(len(store.client.get_nodes())):
+        client = store.subscriber()
+        assert client.ping()
+        ports.append(client.connection_pool.connection_kwargs["port"])
+        client.close()
+    assert len(set(ports)) == len(ports) > 1
