@@ -61,10 +61,19 @@ def spectator_limit(most: int) -> Problem:
 
 
 def rolled_back(epoch: int, version: int) -> str:
-    """A version ahead of the session's, or a changed epoch: its store lost moves."""
+    """A changed epoch: its store lost moves."""
     return (
         f"the session is at version {version}, epoch {epoch}: its store came back from a "
         "restart or a failover and may have lost its latest moves; read the session again"
+    )
+
+
+def ahead(epoch: int, version: int, sent: int) -> str:
+    """A version ahead of the session's: never one of its versions, or one its store lost."""
+    return (
+        f"version {sent} is ahead of the session's version {version} (epoch {epoch}): it was "
+        "never this session's, or its store came back from a restart or a failover and lost "
+        "its latest moves; read the session again"
     )
 
 

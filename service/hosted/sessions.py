@@ -29,6 +29,7 @@ from service.hosted.problems import (
     EpochChanged,
     LiveChanged,
     StaleVersion,
+    ahead,
     changing_too_fast,
     creation_in_progress,
     not_found,
@@ -539,7 +540,7 @@ def checked_move(record: Record, seat: int, body: dict[str, Any]) -> Any:
     version = read_version(body)
     if version != record.version:
         if version > record.version:
-            raise StaleVersion(record.version, rolled_back(record.epoch, record.version))
+            raise StaleVersion(record.version, ahead(record.epoch, record.version, version))
         raise stale(record.version, version)
     if record.to_move != seat:
         raise not_your_turn(record.game, record.state, seat)

@@ -169,6 +169,7 @@ def test_moves_in_the_contracts_order(hosted):
     move = {"card": read["moves"][0]["card"], "capture": read["moves"][0]["capture"]}
     body = assert_kind(hosted.move(seat, move, read["version"] + 5), "stale-version")
     assert body["version"] == read["version"]
+    assert body["detail"].startswith(f"version {read['version'] + 5} is ahead of the session's")
     assert_kind(hosted.move(1 - seat, move, read["version"]), "not-your-turn")
     assert_kind(hosted.move(seat, {"card": "ZZ"}, read["version"]), "not-a-move")
     assert hosted.move(seat, move, read["version"], **{"Idempotency-Key": "k1"}).status_code == 200
