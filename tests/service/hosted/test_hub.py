@@ -128,14 +128,13 @@ def test_a_tokens_cap_holds_over_every_process_and_a_dead_ones_places_lapse(open
     assert readers and second.hub.waiting() == 2
 
 
+@pytest.mark.parametrize("store_kind", ["redis"])
 def test_the_listener_reconnects_when_redis_hangs_instead_of_waiting_on_a_silent_socket(
-    redis_server, open_hosted, store_kind, caplog
+    redis_server, open_hosted, caplog
 ):
     """A hung Redis (SIGSTOP: its sockets stay open, nothing comes back) is an outage to the
     pub/sub listener too, logged once at its start and once at its end, so that under
     Sentinel a new connection finds the promoted replica."""
-    if store_kind != "redis":
-        pytest.skip("the listener of the Redis store")
     hub = open_hosted().hub
     hub.started()
     redis_server.pause()
