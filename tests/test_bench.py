@@ -143,3 +143,26 @@ def test_the_work_whose_instructions_are_counted_is_the_same_every_run():
     assert (decisions, digest) == expert("bank", 2)
     assert decisions == 2 and digest != expert("bank", 1)[1]
     assert state_json("basra", 2) == (100, "")  # bench.state's 50 states, twice
+
+
+def test_the_state_benchmark_times_every_game_from_freshly_parsed_forms(monkeypatch, capsys):
+    """Keeping every form read alive keeps their ids apart."""
+    import bench.state
+
+    read: list[object] = []
+    real = bench.state.games()["basra"].read
+
+    def reading(data):
+        read.append(data)
+        return real(data)
+
+    monkeypatch.setattr(bench.state.games()["basra"], "read", reading)
+    targets = {target.name: target for target in bench.state.measure(2)}
+    assert {"bank state read + write", "basra state read + write"} <= set(targets)
+    assert all(target.figure > 0 for target in targets.values())
+    # Every call of every repeat of every round read each of the two states once, each a
+    # form of its own (parsed afresh: no dict is read twice while another holds it).
+    timed = read[2:]  # the first two build the states the write is timed on
+    assert len(timed) == 2 * bench.state.CALLS * bench.state.REPEATS * bench.state.ROUNDS
+    assert len({id(form) for form in timed}) == len(timed)
+    assert "orjson" in capsys.readouterr().out
