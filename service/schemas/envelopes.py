@@ -416,8 +416,9 @@ class CreateSessionRequest(Schema):
         },
     )
     seed = seed_field(
-        "what the deals derive from; refused when two or more seats are human (the server "
-        "deals those from its own secret seed) unless the service allows client seeds"
+        "what the deals derive from; when two or more seats are human, checked but not dealt "
+        "from (the server deals those from its own secret seed) unless the service allows "
+        "client seeds"
     )
     turn_seconds = fields.Integer(
         strict=True,

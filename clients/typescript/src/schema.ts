@@ -1236,7 +1236,7 @@ export interface components {
             rules?: components["schemas"]["BankRules"];
             /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human: a human seat (no level) or a bot seat (with its level) */
             seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
-            /** @description any string of at most 128 characters, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); what the deals derive from; when two or more seats are human, checked but not dealt from (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
             /** @description the turn timer: the seat to move must move within this many seconds of the commit that made it its turn, else the server plays for it (timeout_level) and that version's events start with {"type": "timeout", "seat": s}. Absent or null: no timer */
             turn_seconds?: number | null;
@@ -1732,7 +1732,7 @@ export interface components {
             rules?: components["schemas"]["BasraRules"];
             /** @description one entry per seat, as many as the game and its rules allow (GET /v1/games), at least one human: a human seat (no level) or a bot seat (with its level) */
             seats: (components["schemas"]["SessionSeatRequest"] & unknown)[];
-            /** @description any string of at most 128 characters, used as given ('' included); what the deals derive from; refused when two or more seats are human (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
+            /** @description any string of at most 128 characters, used as given ('' included); what the deals derive from; when two or more seats are human, checked but not dealt from (the server deals those from its own secret seed) unless the service allows client seeds. Drawn at random when omitted. */
             seed?: string;
             /** @description the turn timer: the seat to move must move within this many seconds of the commit that made it its turn, else the server plays for it (timeout_level) and that version's events start with {"type": "timeout", "seat": s}. Absent or null: no timer */
             turn_seconds?: number | null;
