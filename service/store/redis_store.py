@@ -344,6 +344,10 @@ def creation_key(key: str) -> str:
     return f"cards:{{create:{key}}}"
 
 
+# The pub/sub connection's settings, whichever node or primary it is made to.
+SUBSCRIBER_OPTIONS: Mapping[str, Any] = {"socket_connect_timeout": 2.0}
+
+
 def readers_key(holder: str) -> str:
     return f"cards:{{readers:{holder}}}"
 
@@ -485,10 +489,10 @@ class Target:
     def subscriber(self) -> redis.Redis:
         """A plain client for one pub/sub connection (PUBLISH reaches every node of a
         cluster and every replica, so any node will do; under Sentinel the primary)."""
-        options = {"socket_connect_timeout": 2.0}
         if self.sentinels:
-            return self._sentinel(2.0, options).master_for(self.master, **options)
-        return redis.Redis.from_url(self.url, **options)
+            sentinel = self._sentinel(2.0, SUBSCRIBER_OPTIONS)
+            return sentinel.master_for(self.master, **SUBSCRIBER_OPTIONS)
+        return redis.Redis.from_url(self.url, **SUBSCRIBER_OPTIONS)
 
     def limiter_uri(self) -> str:
         """The same Redis as a `limits` storage URI (the rate limits' counters)."""
@@ -966,7 +970,7 @@ class RedisStore(SessionStore):
             return self.target.subscriber()
         nodes = self.client.get_nodes()  # the topology it holds: no call to Redis
         node = nodes[next(self._subscriptions) % len(nodes)]
-        return redis.Redis(host=node.host, port=node.port, socket_connect_timeout=2.0)
+        return redis.Redis(host=node.host, port=node.port, **SUBSCRIBER_OPTIONS)
 
     def admit_reader(self, holder: str, reader: str, most: int, lease: float) -> bool:
         """Count `reader` among the readers of the token whose digest is `holder`, in every
