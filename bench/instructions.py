@@ -14,7 +14,10 @@ keeps set and dict order, and so the path through the code, the same in both run
 - `state`: bench.state's mid-round states read from their JSON form and written back, as a
   stateless request does, each form parsed afresh by orjson as a request's body is; per
   state. That parse is counted with it: about a fifth of the figure, the same in any
-  checkout.
+  checkout. This work allocates and frees a whole parsed form a state, and its count moves
+  with the heap's layout: by up to a tenth from one virtualenv or checkout to another with
+  the engine unchanged. Compare checkouts within one batch, and read a change of a few
+  percent as no change (docs/benchmarks.md).
 - `expert`: the expert's decision at each of the first `--count` positions with a real
   choice among bench.bots' positions; per decision, with a digest of the moves chosen, so
   a change that should leave the decisions alone can be seen to.
