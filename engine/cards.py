@@ -39,6 +39,10 @@ def parse_card(text: object) -> str:
     if isinstance(text, str):
         if text in ORDER:
             return text
+        if not text.isascii():
+            # str.upper() makes S of the long s (U+017F) too: not a form the contract or
+            # shapes.CARD_PATTERN accepts, so such text must not become a card.
+            raise CardError(f"not a card: {shown(text)}")
         card = text.upper().replace("10", "T", 1) if len(text) == 3 else text.upper()
         if card in ORDER:
             return card

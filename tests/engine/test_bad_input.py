@@ -2,10 +2,13 @@
 with an error whose `path` names the offending field."""
 
 import copy
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.basra import (
     MoveError,
@@ -19,7 +22,9 @@ from engine.basra import (
     read_move,
 )
 from engine.basra.state import REQUIRED
+from engine.cards import CardError, parse_card
 from engine.errors import GameError
+from engine.shapes import CARD_PATTERN
 from tests.engine.builders import LEVANTINE, build, cards, rules_with, single_play, state_json
 
 Edit = Callable[[dict[str, Any]], None]
@@ -187,6 +192,38 @@ def test_ten_and_lowercase_inputs_are_read_and_normalised() -> None:
     for place in (*data["hands"], data["table"], data["stock"]):
         place[:] = [spelled.get(card, card) for card in place]
     assert State.from_json(data).to_json() == expected
+
+
+def test_a_card_spelled_with_a_letter_that_only_uppercases_to_a_suit() -> None:
+    """The long s (U+017F) uppercases to S, but the contract accepts `10` and lower-case
+    card letters only: `7\u017f` is not the seven of spades."""
+    data = fresh()
+    at = next(index for index, card in enumerate(data["stock"]) if card[1] == "S")
+    data["stock"][at] = data["stock"][at][0] + "\u017f"
+    assert rejected(data).path == f"stock.{at}"
+
+
+# A rank's text then a suit's, each in an accepted form or one that looks or cases like
+# one (the long s, a dotless i, the Kelvin sign, a full-width T), or any short text.
+LOOKALIKES = ["", "1", "x", "\u017f", "\u0131", "\u212a", "\uff34"]
+RANK_TEXTS = st.sampled_from([*"A23456789TJQKatjqk", "10", "1O", *LOOKALIKES])
+SUIT_TEXTS = st.sampled_from([*"CDHScdhs", *LOOKALIKES])
+CARD_TEXT = st.one_of(
+    st.builds(str.__add__, RANK_TEXTS, SUIT_TEXTS),
+    st.text(st.sampled_from("A23456789TJQK10CDHSatjqkcdhs\u017f"), max_size=4),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(CARD_TEXT)
+def test_a_card_is_read_exactly_when_it_has_the_declared_pattern(text: str) -> None:
+    """engine/shapes.py CARD_PATTERN declares every form `parse_card` reads (the contract's
+    card forms), and the service checks moves against it: the two must agree."""
+    try:
+        read = bool(parse_card(text))
+    except CardError:
+        read = False
+    assert read == bool(re.fullmatch(CARD_PATTERN, text))
 
 
 def test_hand_sizes_must_fit_dealer_and_turn() -> None:
