@@ -77,7 +77,7 @@ class JsonAccessLogger(glogging.Logger):
             "method": environ.get("REQUEST_METHOD", "-"),
             "path": environ.get("PATH_INFO", "-"),
             "query": environ.get("QUERY_STRING", ""),
-            "status": resp.status_code,
+            "status": status_code(resp),
             "bytes": "-" if getattr(resp, "sent", None) is None else str(resp.sent),
             "duration_ms": request_time.seconds * 1000 + request_time.microseconds // 1000,
             "request_id": next(
@@ -97,6 +97,18 @@ class JsonAccessLogger(glogging.Logger):
                         self.access_log.name, logging.INFO, "", 0, text, (), None))
         except Exception:
             self.error(traceback.format_exc())
+
+
+def status_code(resp: Any) -> int | None:
+    """The answer's status code. An answer gunicorn writes itself for a request it cannot
+    parse (a Content-Length that is not a number, ...) has only its status line `status`
+    ("400 Bad Request"), no `status_code`: reading that one raised, and gunicorn then
+    answered the client's 400 with a 500."""
+    code = getattr(resp, "status_code", None)
+    if code is None and isinstance(resp.status, str):
+        head = resp.status.split(None, 1)[0]
+        code = int(head) if head.isdigit() else None
+    return code
 
 
 logger_class = JsonAccessLogger
