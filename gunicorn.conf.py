@@ -154,6 +154,28 @@ def post_worker_init(worker: Any) -> None:
     from service.shutdown import answer_long_polls_on_stop
 
     answer_long_polls_on_stop(worker)
+    answer_refusals_as_problems()
+
+
+def answer_refusals_as_problems() -> None:
+    """gunicorn answers a request it cannot parse (a bad header, a request line too long, a
+    Content-Length that is not a number) itself, before the app, with an HTML page: this
+    worker answers those with problem details instead, as every other 4xx (contract.md:
+    never an HTML error page). gunicorn's workers call `util.write_error` through the module,
+    so replacing it there reaches each of them."""
+    from gunicorn import util
+
+    from service.errors import PROBLEM_JSON, problem_body
+
+    def write_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
+        body = orjson.dumps(problem_body(status_int, mesg or reason))
+        head = (
+            f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
+            f"Content-Type: {PROBLEM_JSON}\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        util.write_nonblock(sock, head.encode("latin-1") + body)
+
+    util.write_error = write_error
 
 
 # The event loop's turn (libev's iteration count) when an answer was last written, and when
