@@ -77,7 +77,7 @@ class JsonAccessLogger(glogging.Logger):
             "method": environ.get("REQUEST_METHOD", "-"),
             "path": environ.get("PATH_INFO", "-"),
             "query": environ.get("QUERY_STRING", ""),
-            "status": resp.status_code,
+            "status": status_code(resp),
             "bytes": "-" if getattr(resp, "sent", None) is None else str(resp.sent),
             "duration_ms": request_time.seconds * 1000 + request_time.microseconds // 1000,
             "request_id": next(
@@ -97,6 +97,18 @@ class JsonAccessLogger(glogging.Logger):
                         self.access_log.name, logging.INFO, "", 0, text, (), None))
         except Exception:
             self.error(traceback.format_exc())
+
+
+def status_code(resp: Any) -> int | None:
+    """The answer's status code. An answer gunicorn writes itself for a request it cannot
+    parse (a Content-Length that is not a number, ...) has only its status line `status`
+    ("400 Bad Request"), no `status_code`: reading that one raised, and gunicorn then
+    answered the client's 400 with a 500."""
+    code = getattr(resp, "status_code", None)
+    if code is None and isinstance(resp.status, str):
+        head = resp.status.split(None, 1)[0]
+        code = int(head) if head.isdigit() else None
+    return code
 
 
 logger_class = JsonAccessLogger
@@ -142,6 +154,28 @@ def post_worker_init(worker: Any) -> None:
     from service.shutdown import answer_long_polls_on_stop
 
     answer_long_polls_on_stop(worker)
+    answer_refusals_as_problems()
+
+
+def answer_refusals_as_problems() -> None:
+    """gunicorn answers a request it cannot parse (a bad header, a request line too long, a
+    Content-Length that is not a number) itself, before the app, with an HTML page: this
+    worker answers those with problem details instead, as every other 4xx (contract.md:
+    never an HTML error page). gunicorn's workers call `util.write_error` through the module,
+    so replacing it there reaches each of them."""
+    from gunicorn import util
+
+    from service.errors import PROBLEM_JSON, problem_body
+
+    def write_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
+        body = orjson.dumps(problem_body(status_int, mesg or reason))
+        head = (
+            f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
+            f"Content-Type: {PROBLEM_JSON}\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        util.write_nonblock(sock, head.encode("latin-1") + body)
+
+    util.write_error = write_error
 
 
 # The event loop's turn (libev's iteration count) when an answer was last written, and when

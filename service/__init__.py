@@ -5,6 +5,7 @@ from typing import Any
 
 import flask
 from flask_swagger_ui import get_swaggerui_blueprint
+from werkzeug.routing import Map
 
 from engine.game import games as registered_games
 from service import stateless
@@ -28,10 +29,21 @@ from service.schemas import document, spec_yaml
 DOCS_PATH = "/docs"
 
 
+class Paths(Map):
+    """Werkzeug's URL map without merging slashes: a path with an empty segment is no path of
+    the API (a 404), not a 308 HTML redirect to another one (`/v1/sessions//events` to the
+    session named `events`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{**kwargs, "merge_slashes": False})
+
+
 class App(flask.Flask):
     """Flask, minus its check of every view and hook for a coroutine on every request
     (inspect's, a few percent of a stateless answer): the service has none, and
     tests/service/test_app.py keeps it so."""
+
+    url_map_class = Paths
 
     def ensure_sync(self, func: Any) -> Any:
         return func

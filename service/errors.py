@@ -246,6 +246,18 @@ def summary(errors: Mapping[str, list[str]]) -> str:
     return "; ".join(f"{path}: {' '.join(messages)}" for path, messages in errors.items())
 
 
+def problem_body(status: int, detail: str, kind: Kind | None = None) -> dict[str, Any]:
+    """A problem's four members; of `kind`, else of the status's default kind. Also what
+    gunicorn.conf.py answers for a request gunicorn refuses before the app sees it."""
+    kind = kind_of(status, kind)
+    return {
+        "type": kind.type if kind else "about:blank",
+        "title": kind.title if kind else HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+    }
+
+
 def problem(
     status: int,
     detail: str,
@@ -255,13 +267,7 @@ def problem(
     kind: Kind | None = None,
 ) -> flask.Response:
     """The problem+json answer; of `kind`, else of the status's default kind."""
-    kind = kind_of(status, kind)
-    body: dict[str, Any] = {
-        "type": kind.type if kind else "about:blank",
-        "title": kind.title if kind else HTTPStatus(status).phrase,
-        "status": status,
-        "detail": detail,
-    }
+    body = problem_body(status, detail, kind)
     if errors is not None:
         body["errors"] = dict(errors)
     if choices is not None:

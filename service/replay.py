@@ -9,6 +9,7 @@ from typing import Any
 
 from engine.errors import GameError
 from engine.game import Game
+from engine.shapes import MAX_SEED_LENGTH
 from service import requests
 from service.errors import Unprocessable, invalid
 
@@ -26,6 +27,10 @@ def replay(game: Game, record: object) -> dict[str, Any]:
     seed = record.get("seed")
     if not isinstance(seed, str):
         raise invalid("record.seed", "the record has no seed (its match is not over yet)")
+    if len(seed) > MAX_SEED_LENGTH:
+        # No session deals from a longer one, and the final state would carry it: a state
+        # the service refuses back (state.seed).
+        raise invalid("record.seed", f"must be at most {MAX_SEED_LENGTH} characters")
     if hashlib.sha256(seed.encode()).hexdigest() != record.get("commitment"):
         raise invalid("record.seed", "its SHA-256 is not the record's commitment")
     moves = record.get("moves")

@@ -317,7 +317,10 @@ def delete(session_id: str) -> flask.Response:
     """End the session (any seat's token, or its owner's key; a spectator's is 403); it is
     a 404 from then on."""
     sessions().delete(session_id, authorization())
-    return flask.Response(status=204)
+    response = flask.Response(status=204)
+    # No content, so no type for it (Flask's default would say text/html).
+    response.headers.remove("Content-Type")
+    return response
 
 
 @blp.route("/<session_id>/record", methods=["GET"])

@@ -160,6 +160,7 @@ class MatchRecordSchema(Schema):
     seed = fields.String(
         required=True,
         allow_none=True,
+        validate=validate.Length(max=MAX_SEED_LENGTH),
         metadata={"description": "null until the match is over"},
     )
     moves = fields.List(fields.Nested(RecordMoveSchema), required=True)

@@ -64,6 +64,18 @@ def test_an_unknown_path_is_404(client, path):
 
 @pytest.mark.parametrize(
     ("method", "path"),
+    [("get", "/v1//games"), ("post", "/v1/games//basra/new"), ("get", "/v1/sessions//events"),
+     ("post", "/v1/sessions/x//moves")],
+)  # fmt: skip
+def test_a_path_with_an_empty_segment_is_404_not_a_redirect_elsewhere(client, method, path):
+    """An empty segment (an empty session id) is no documented path: Werkzeug merged the
+    slashes and answered a 308 HTML page to another path (`/v1/sessions//events` to the
+    session named `events`)."""
+    assert_problem(getattr(client, method)(path, json={}), 404)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
     [("get", "/v1/games/basra/apply"), ("delete", "/v1/games"), ("post", "/livez")],
 )
 def test_a_wrong_method_is_405_with_allow(client, method, path):

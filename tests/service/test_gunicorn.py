@@ -1,7 +1,9 @@
 """Real gunicorn with gunicorn.conf.py on a free port: a whole match over real HTTP."""
 
+import http.client
 import json
 import random
+import socket
 import threading
 import time
 
@@ -65,6 +67,61 @@ def test_errors_over_real_http_are_problem_details_with_the_request_id(gunicorn)
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     (logged,) = [line for line in lines if line["request_id"] == "real-http-1"]
     assert logged["status"] == 400 and logged["path"] == "/v1/games/basra/apply"
+
+
+def raw_answer(base: str, request: bytes) -> tuple[http.client.HTTPResponse, bytes]:
+    """gunicorn's answer to `request`, sent as is on one connection, and its body."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(request)
+        answer = http.client.HTTPResponse(connection)
+        answer.begin()
+        return answer, answer.read()
+
+
+def raw_status(base: str, request: bytes) -> int:
+    """The status code of gunicorn's answer to `request`, sent as is on one connection."""
+    return raw_answer(base, request)[0].status
+
+
+@pytest.mark.parametrize("length", [b"abc", b"-1", b"1, 2"])
+def test_a_request_gunicorn_refuses_is_a_logged_400_not_a_500(gunicorn, length):
+    """gunicorn answers a request it cannot parse itself, and writes its access line with an
+    answer that has a status but no status_code: the access logger must read that one too,
+    or its exception turns the 400 into a 500."""
+    base, log = gunicorn
+    request = (
+        b"POST /v1/games/basra/new HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + length + b"\r\nConnection: close\r\n\r\n{}"
+    )
+    assert raw_status(base, request) == 400
+    time.sleep(0.5)  # the access line is written after the answer
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    assert {"status": 400, "method": "POST"}.items() <= lines[-1].items()
+
+
+@pytest.mark.parametrize(
+    "request_bytes, status",
+    [
+        (b"GET /livez HTTP/1.1\r\nBad Header: y\r\n", 400),
+        (b"G@T /livez HTTP/1.1\r\n", 400),
+        (b"GET /livez HTTP/9.9\r\n", 400),
+        (b"GET /livez HTTP/1.1\r\nX-A: a\x00b\r\n", 400),
+        (b"GET /livez?" + b"a" * 9000 + b" HTTP/1.1\r\n", 414),
+    ],
+)
+def test_a_request_gunicorn_refuses_is_answered_with_problem_details(
+    gunicorn, request_bytes, status
+):
+    """What gunicorn refuses before the app sees it is a problem too, not gunicorn's HTML
+    page (contract.md: every 4xx body is problem details, never an HTML error page)."""
+    base, _ = gunicorn
+    answer, body = raw_answer(base, request_bytes + b"Host: x\r\nConnection: close\r\n\r\n")
+    assert answer.status == status
+    assert answer.getheader("Content-Type") == "application/problem+json"
+    problem = json.loads(body)
+    assert problem["status"] == status and problem["detail"]
+    assert {"type", "title"} <= problem.keys()
 
 
 def test_a_preloaded_app_on_redis_answers_concurrent_hosted_moves(redis_url, tmp_path):

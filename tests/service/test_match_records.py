@@ -3,6 +3,7 @@ session's own final views and events; tampered records are refused with their pa
 finished match's record outlives its session. On the in-process store, a real Redis and a
 real Redis Cluster."""
 
+import hashlib
 import random
 import time
 
@@ -12,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.game import get_game
+from engine.shapes import MAX_SEED_LENGTH
 from service.errors import Problem
 from service.hosted.tokens import digest
 from service.keys import new_key
@@ -111,6 +113,25 @@ def refused(record: dict) -> dict:
         replay(get_game("basra"), record)
     assert error.value.status == 422
     return error.value.errors
+
+
+def dealt_from(seed: str) -> dict:
+    """A record of no moves yet, its seed revealed: what replay deals from `seed`."""
+    return {
+        "format": "cards-record/1", "game": "basra", "rules": SHORT["basra"], "seats": 2,
+        "players": [{"seat": 0, "type": "human"}, {"seat": 1, "type": "human"}],
+        "commitment": hashlib.sha256(seed.encode()).hexdigest(), "seed": seed, "moves": [],
+        "status": "playing", "outcome": None,
+    }  # fmt: skip
+
+
+def test_a_seed_longer_than_any_seed_is_refused_naming_it():
+    """A record's seed is bounded as every seed is (contract-operations.md §1): replaying a
+    longer one whose SHA-256 is the commitment answered a final state carrying it, a state
+    the service itself refuses back (state.seed)."""
+    longest = "s" * MAX_SEED_LENGTH
+    assert replay(get_game("basra"), dealt_from(longest))["state"]["seed"] == longest
+    assert list(refused(dealt_from(longest + "s"))) == ["record.seed"]
 
 
 def test_a_tampered_record_is_refused_naming_what_does_not_check_out(finished):
