@@ -19,7 +19,9 @@ from engine.errors import one_of
 Shape = dict[str, Any]
 # Every form engine/cards.py `parse_card` reads.
 CARD_PATTERN = "^(?:[A2-9TJQKatjqk]|10)[CDHScdhs]$"
-KINDS = {bool: "boolean", int: "integer", str: "string"}
+KINDS = {bool: "boolean", int: "integer", float: "number", str: "string"}
+# The JSON types a value of each Python type also has: an integer is a number too.
+ALSO = {"integer": "number"}
 # A seed is any string up to this long: it is stored with each session and its state, so a
 # client cannot make either as large as it likes.
 MAX_SEED_LENGTH = 128
@@ -139,7 +141,8 @@ def conforms(shape: Shape, value: object) -> bool:
         if not isinstance(value, (list, tuple)) or not within(shape, "Items", len(value)):
             return False
         return all(conforms(shape["items"], item) for item in value)
-    if KINDS.get(type(value)) != kind:
+    found = KINDS.get(type(value))
+    if kind not in (found, ALSO.get(found)):
         return False
     if "enum" in shape and value not in shape["enum"]:
         return False
@@ -169,13 +172,14 @@ def demand(shape: Shape) -> str:
         return one_of(shape["enum"])
     if kind == "boolean":
         return "true or false"
-    if kind == "integer":
+    if kind in ("integer", "number"):
+        some = "an integer" if kind == "integer" else "a number"
         low, high = shape.get("minimum"), shape.get("maximum")
         if low is not None and high is not None:
-            return f"an integer from {low} to {high}"
+            return f"{some} from {low} to {high}"
         if low is not None:
-            return f"an integer >= {low}"
-        return "an integer" if high is None else f"an integer <= {high}"
+            return f"{some} >= {low}"
+        return some if high is None else f"{some} <= {high}"
     if kind == "string":
         described = sized("a string", "characters", shape, "Length")
         pattern = shape.get("pattern")
