@@ -47,6 +47,13 @@ def test_the_catalogue_lists_it_with_its_options(client):
     assert set(tricks["presets"]) == {"plain", "bonus"}
 
 
+def test_the_play_page_links_its_rules_from_its_own_package(client):
+    rules = client.get("/play/rules/tricks")
+    assert rules.status_code == 200, rules.status_code
+    assert rules.get_data(as_text=True).startswith("# Tricks")
+    assert rules.headers["Content-Type"] == "text/plain; charset=utf-8"
+
+
 def test_its_shapes_are_typed_in_the_document(client):
     document = served(client)
     schemas = document["components"]["schemas"]
