@@ -99,9 +99,10 @@ def test_bad_input_is_refused_naming_the_field(client):
     for move, path in (({"card": "zz"}, "move.card"), ({"card": "9C", "x": 1}, "move.x")):
         bad = client.post("/v1/games/tricks/apply", json={"state": state, "move": move})
         assert bad.status_code == 422 and path in bad.get_json()["errors"], bad.get_json()
-    broken = {**state, "taken": [5, 0]}
+    hands = state["hands"]  # a card won alone: no trick of two
+    broken = {**state, "won": [hands[0][:1], []], "hands": [hands[0][1:], hands[1]]}
     bad_state = client.post("/v1/games/tricks/score", json={"state": broken})
-    assert bad_state.status_code == 422 and "state.taken" in bad_state.get_json()["errors"]
+    assert bad_state.status_code == 422 and "state.won.0" in bad_state.get_json()["errors"]
 
 
 @pytest.mark.parametrize("level", LEVELS)
