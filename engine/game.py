@@ -221,6 +221,11 @@ def games() -> dict[str, Game]:
     return dict(sorted(_GAMES.items()))
 
 
+def most_seats() -> int:
+    """The most seats any registered game allows."""
+    return max(max(game.catalogue()["seats"]) for game in games().values())
+
+
 def get_game(name: str) -> Game:
     """The game called `name`; raises UnknownGame listing the known names."""
     known = games()

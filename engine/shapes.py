@@ -9,6 +9,7 @@ be. References between a game's own shapes are `ref("Name")`, resolved by the se
 against the game's component names (`{"$ref": "#/components/schemas/<Title><Name>"}`).
 """
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,9 @@ from engine.errors import one_of
 Shape = dict[str, Any]
 # Every form engine/cards.py `parse_card` reads.
 CARD_PATTERN = "^(?:[A2-9TJQKatjqk]|10)[CDHScdhs]$"
-KINDS = {bool: "boolean", int: "integer", str: "string"}
+KINDS = {bool: "boolean", int: "integer", float: "number", str: "string"}
+# The JSON types a value of each Python type also has: an integer is a number too.
+ALSO = {"integer": "number"}
 # A seed is any string up to this long: it is stored with each session and its state, so a
 # client cannot make either as large as it likes.
 MAX_SEED_LENGTH = 128
@@ -128,38 +131,67 @@ def described(shape: Shape, description: str) -> Shape:
 
 
 def conforms(shape: Shape, value: object) -> bool:
-    """Whether `value` has the option shape `shape` (type, enum, bounds, array items);
-    JSON's types: a boolean is not an integer. An array is a list, or from Python a tuple,
-    which orjson writes as one (so the rules memo, keyed by that text, reads them alike)."""
+    """Whether `value` has the option shape `shape` (type, enum, bounds, array items and
+    length, string length and pattern: every keyword the helpers write, so that no option
+    is taken that openapi.yaml says is refused); JSON's types: a boolean is not an integer.
+    An array is a list, or from Python a tuple, which orjson writes as one (so the rules
+    memo, keyed by that text, reads them alike)."""
     kind = shape["type"]
     if kind == "array":
-        if not isinstance(value, (list, tuple)) or len(value) < shape.get("minItems", 0):
+        if not isinstance(value, (list, tuple)) or not within(shape, "Items", len(value)):
             return False
         return all(conforms(shape["items"], item) for item in value)
-    if KINDS.get(type(value)) != kind:
+    found = KINDS.get(type(value))
+    if kind not in (found, ALSO.get(found)):
         return False
     if "enum" in shape and value not in shape["enum"]:
         return False
+    if kind == "string":
+        text = str(value)
+        # JSON Schema's pattern matches anywhere in the string unless anchored.
+        pattern = shape.get("pattern")
+        return within(shape, "Length", len(text)) and (
+            pattern is None or re.search(pattern, text) is not None
+        )
     if "minimum" in shape and value < shape["minimum"]:  # type: ignore[operator]
         return False
     return not ("maximum" in shape and value > shape["maximum"])  # type: ignore[operator]
+
+
+def within(shape: Shape, what: str, size: int) -> bool:
+    """Whether `size` is within the shape's `min<what>` and `max<what>` (Items, Length)."""
+    return shape.get(f"min{what}", 0) <= size <= shape.get(f"max{what}", size)
 
 
 def demand(shape: Shape) -> str:
     """What a value of `shape` must be, in words: `4 or 6`, `an integer from 1 to 1000`."""
     kind = shape["type"]
     if kind == "array":
-        some = "a non-empty list" if shape.get("minItems") else "a list"
-        return f"{some} drawn from {demand(shape['items'])}"
+        return f"{sized('a list', 'items', shape, 'Items')} drawn from {demand(shape['items'])}"
     if "enum" in shape:
         return one_of(shape["enum"])
     if kind == "boolean":
         return "true or false"
-    if kind == "integer":
+    if kind in ("integer", "number"):
+        some = "an integer" if kind == "integer" else "a number"
         low, high = shape.get("minimum"), shape.get("maximum")
         if low is not None and high is not None:
-            return f"an integer from {low} to {high}"
+            return f"{some} from {low} to {high}"
         if low is not None:
-            return f"an integer >= {low}"
-        return "an integer" if high is None else f"an integer <= {high}"
+            return f"{some} >= {low}"
+        return some if high is None else f"{some} <= {high}"
+    if kind == "string":
+        described = sized("a string", "characters", shape, "Length")
+        pattern = shape.get("pattern")
+        return described if pattern is None else f"{described} matching {pattern}"
     return f"a {kind}"
+
+
+def sized(what: str, unit: str, shape: Shape, keyword: str) -> str:
+    """`what` with the bounds of its size in words: `a list of 1 to 4 items`."""
+    low, high = shape.get(f"min{keyword}", 0), shape.get(f"max{keyword}")
+    if high is not None:
+        return f"{what} of {low} to {high} {unit}" if low else f"{what} of at most {high} {unit}"
+    if low == 1 and keyword == "Items":
+        return f"a non-empty {what.removeprefix('a ')}"
+    return f"{what} of at least {low} {unit}" if low else what

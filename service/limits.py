@@ -16,7 +16,7 @@ from limits import RateLimitItem, parse_many
 from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import SlidingWindowCounterRateLimiter
 
-from engine.game import games
+from engine.game import games, most_seats
 from service.auth import bearer_of
 from service.errors import Problem
 from service.logs import Outage
@@ -81,7 +81,6 @@ SCOPES = {
 # RATE_LIMIT_COSTLY's units: what an expert bot's search costs beside a plain request
 # (~0.1 s of CPU against a few ms; `python -m bench.bots`).
 EXPERT_COST = 10
-MOST_SEATS = 8  # seats counted in a creation's cost (more is a 422 anyway)
 CREATE_PATH = "/v1/sessions"
 logger = logging.getLogger(__name__)
 
@@ -118,9 +117,12 @@ def checked(name: str, config: Mapping[str, Any]) -> list[RateLimitItem]:
         ) from error
 
 
-def request_cost(environ: dict[str, Any], hints: frozenset[str], max_body: int) -> int:
+def request_cost(
+    environ: dict[str, Any], hints: frozenset[str], max_body: int, seats_counted: int
+) -> int:
     """What a request costs a worker's CPU, in units of a plain request: a session creation
-    1 plus EXPERT_COST per expert bot seat (their opening moves are searched before the
+    1 plus EXPERT_COST per expert bot seat among its first `seats_counted` (the most seats
+    any game allows: more is a 422 anyway; their opening moves are searched before the
     answer), an expert hint EXPERT_COST; 0 for anything else, which RATE_LIMIT_COSTLY then
     does not count. The body is read for it and handed on, unread, to the app."""
     path = environ.get("PATH_INFO", "")
@@ -140,7 +142,7 @@ def request_cost(environ: dict[str, Any], hints: frozenset[str], max_body: int) 
     if path in hints:
         return EXPERT_COST if body.get("level", "expert") == "expert" else 1
     seats = body.get("seats")
-    seats = seats[:MOST_SEATS] if isinstance(seats, list) else []
+    seats = seats[:seats_counted] if isinstance(seats, list) else []
     experts = sum(isinstance(seat, dict) and seat.get("level") == "expert" for seat in seats)
     return 1 + EXPERT_COST * experts
 
@@ -156,6 +158,8 @@ class RateLimits:
         self, app: WSGIApp, refuse: WSGIApp, config: Mapping[str, Any], hints: frozenset[str]
     ) -> None:
         self.app, self.refuse, self.hints = app, refuse, hints
+        # Read from the registry, as the hints are: a game may seat more than the shipped.
+        self.seats_counted = most_seats()
         self.max_body = int(config["MAX_BODY_BYTES"])
         self.limits = {scope: checked(f"RATE_LIMIT_{scope.upper()}", config) for scope in SCOPES}
         shared = Target.of(config) is not None
@@ -198,7 +202,7 @@ class RateLimits:
         if token is not None:
             counted.append(("token", hashlib.sha256(token.encode()).hexdigest(), 1))
         if self.limits["costly"]:
-            cost = request_cost(environ, self.hints, self.max_body)
+            cost = request_cost(environ, self.hints, self.max_body, self.seats_counted)
             if cost:
                 counted.append(("costly", address, cost))
         for scope, key, cost in counted:

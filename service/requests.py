@@ -69,7 +69,7 @@ def read_state(game: Game, data: object) -> Any:
 def check_move(game: Game, data: object) -> None:
     """A 422 naming the field under `move` when `data` has not the shape the game declares
     for a move."""
-    errors = move_errors(game.name, data)
+    errors = move_errors(game, data)
     if errors:
         raise Unprocessable(
             {under("move", path) if path else "move": why for path, why in errors.items()},

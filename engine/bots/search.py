@@ -11,10 +11,12 @@ HORIZON = 60
 
 
 def advantage(game: Game, state: Any, seat: int) -> float:
-    """`seat`'s side's standing minus the best other side's."""
+    """`seat`'s side's standing minus the best other side's (a game with one side, played
+    alone, has none to beat: its standing itself)."""
     standing = game.standing(state)
     side = game.side_of(state, seat)
-    return standing[side] - max(value for other, value in enumerate(standing) if other != side)
+    others = (value for other, value in enumerate(standing) if other != side)
+    return standing[side] - max(others, default=0.0)
 
 
 class Generic:

@@ -10,7 +10,7 @@ import flask
 import orjson
 from webargs import core
 
-from engine.game import games
+from engine.game import most_seats
 from service import requests
 from service.errors import (
     PROBLEM_JSON,
@@ -94,7 +94,7 @@ def session_operation(path: str, method: str) -> str:
 
 SESSION = "/v1/sessions/{session_id}"
 # The most seats any registered game allows: a creation answer lists one entry per seat.
-MOST_SEATS = max(max(game.catalogue()["seats"]) for game in games().values())
+MOST_SEATS = most_seats()
 # The token a link's source request carried, and the session it named.
 SAME_SEAT = {
     "path.session_id": "$request.path.session_id",

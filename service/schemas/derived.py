@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from engine.game import Game, get_game
+from engine.game import Game
 from engine.shapes import REF, Shape, array, choice, obj, string
 from engine.shapes import ref as game_ref
 
@@ -216,16 +216,16 @@ def standalone(game: Game, shape: Shape) -> Shape:
 
 
 @cache
-def move_validator(name: str) -> Any:
-    """The JSON Schema validator of `name`'s move as sent, built once."""
-    game = get_game(name)
+def move_validator(game: Game) -> Any:
+    """The JSON Schema validator of `game`'s move as sent, built once per game: kept by the
+    game, not by its name, which another package may register again with other moves."""
     return jsonschema_rs.validator_for(standalone(game, game.shapes.move))
 
 
-def move_errors(name: str, data: object) -> dict[str, list[str]]:
-    """What is wrong with `data` as a move of the game `name`, by JSON path within the move
-    ("" for the move itself; {} when it has the move's shape); the game then reads it."""
-    validator = move_validator(name)
+def move_errors(game: Game, data: object) -> dict[str, list[str]]:
+    """What is wrong with `data` as a move of `game`, by JSON path within the move ("" for
+    the move itself; {} when it has the move's shape); the game then reads it."""
+    validator = move_validator(game)
     if validator.is_valid(data):
         return {}
     errors: dict[str, list[str]] = {}

@@ -16,7 +16,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from engine.bots import LEVELS
-from engine.game import games, get_game
+from engine.game import Game, games, get_game
 from engine.shapes import MAX_SEED_LENGTH
 from service.errors import ProblemSchema
 from service.hosted.records import DEFAULT_TIMEOUT_LEVEL, MAX_SPECTATORS
@@ -78,7 +78,7 @@ class MoveField(fields.Raw):
         super().__init__(metadata={JSON_SCHEMA: shape, **kwargs.pop("metadata", {})}, **kwargs)
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
-        errors = move_errors(self.game, value)
+        errors = move_errors(get_game(self.game), value)
         if errors:
             raise ValidationError({path or "_schema": why for path, why in errors.items()})
         return value
@@ -187,10 +187,16 @@ class Envelopes:
     replay_answer: type[Schema]
 
 
-@cache
 def envelopes_of(name: str) -> Envelopes:
-    """The envelopes of the registered game `name`, built once."""
-    game = get_game(name)
+    """The envelopes of the registered game `name`."""
+    return envelopes_for(get_game(name))
+
+
+@cache
+def envelopes_for(game: Game) -> Envelopes:
+    """The envelopes of `game`, built once per game: kept by the game, not by its name,
+    which another package may register again with other seats, presets and moves."""
+    name = game.name
     title = title_of(name)
     catalogue = game.catalogue()
     *fewer, most = [str(count) for count in catalogue["seats"]]

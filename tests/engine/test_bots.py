@@ -118,3 +118,36 @@ def test_expert_time_budget_still_decides() -> None:
     assert expert_player(GAME, state, "t", iterations=1) == expert_player(
         GAME, state, "t", iterations=1000, seconds=0.0
     )
+
+
+class Alone:
+    """The least a game of one seat (a patience) offers the protocol: the state is the total
+    said so far, each move adds 1 or 2, and the match ends at 3. One side: no other to beat."""
+
+    name, search = "alone", None
+
+    def to_move(self, state: int) -> int | None:
+        return 0 if state < 3 else None
+
+    def legal_moves(self, state: int) -> list[int]:
+        return [step for step in (1, 2) if state + step <= 3]
+
+    def apply(self, state: int, move: int) -> tuple[int, list]:
+        return state + move, []
+
+    def side_of(self, state: int, seat: int) -> int:
+        return seat
+
+    def standing(self, state: int) -> list[float]:
+        return [float(state)]
+
+    def determinize(self, state: int, seat: int, rng: random.Random) -> int:
+        return state
+
+
+@pytest.mark.parametrize("level", ["random", "greedy", "expert"])
+def test_every_level_plays_a_game_of_one_seat(level) -> None:
+    move, weighed = hint(Alone(), 0, level, "alone")  # type: ignore[arg-type]
+    assert move in (1, 2) and [option for option, _ in weighed] == [1, 2]
+    if level == "greedy":
+        assert move == 2  # its own points are what it has to gain

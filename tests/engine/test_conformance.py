@@ -1,4 +1,6 @@
-"""One property suite every registered game passes by being registered (engine.game.games):
+"""One property suite every registered game passes by being registered (engine.game.games),
+Tricks too (tests/games/tricks, the example of docs/adding-a-game.md, mounted as
+`engine.tricks`: a game with no stock, whose matches are short):
 random legal play keeps every card, replays identically, ends, round-trips its JSON,
 refuses illegal moves without changing anything, and never shows a seat a card it cannot
 see. Bank's legal moves are also checked against a brute-force oracle written straight
@@ -19,8 +21,11 @@ from engine.cards import ORDER, sort_cards
 from engine.errors import GameError
 from engine.game import Game, games, get_game
 from tests.engine.hidden import hidden_shuffle
+from tests.service.new_game import tricks_registered
 
-GAMES = sorted(games())
+with tricks_registered():
+    GAMES = sorted(games())
+    SEAT_COUNTS = {name: get_game(name).catalogue()["seats"] for name in GAMES}
 PROPERTY = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MOVE_LIMIT = 60_000  # far beyond any match these games allow; reaching it means a loop
 # Games whose every rule option is explored (the others play their presets): Basra's house
@@ -47,6 +52,13 @@ def explored_options(game: Game) -> dict[str, st.SearchStrategy]:
         name: option_values(dict(shape), defaults[name])
         for name, shape in game.shapes.options.items()
     }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tricks_mounted() -> Iterator[None]:
+    """Tricks is found as `engine.tricks` while this suite runs, forgotten after it."""
+    with tricks_registered():
+        yield
 
 
 GARBAGE: list[object] = [None, [], "pass", {}, {"type": "fold"}, {"card": "ZZ"}, {"type": 3}]
@@ -100,8 +112,9 @@ def cards_in(data: object) -> set[str]:
 
 
 def hidden_from(data: dict[str, Any], seat: int | None) -> set[str]:
-    """The cards `seat` (None: a spectator) cannot see: the other hands and the stock."""
-    hidden = set(data["stock"])
+    """The cards `seat` (None: a spectator) cannot see: the other hands and the stock (a
+    game may have none: Tricks deals every card)."""
+    hidden = set(data.get("stock", ()))
     for other, hand in enumerate(data["hands"]):
         if other != seat:
             hidden.update(hand)
@@ -263,19 +276,28 @@ def test_every_bot_level_plays_a_legal_move(name: str, level: str) -> None:
         state, _ = game.apply(state, move)
 
 
+# Matches played at most to find a test's positions: a short game (Tricks deals 24 cards
+# in all) may hold fewer than a test asks for in one.
+MOST_MATCHES = 20
+
+
 def choices(name: str, seats: int, count: int, seed: str) -> list[Any]:
-    """`count` positions with a choice to make (two legal moves or more), spread over a
-    match of `name` played with random moves."""
+    """`count` positions with a choice to make (two legal moves or more), spread over
+    matches of `name` played with random moves (as many as it takes, up to MOST_MATCHES)."""
     game, rng = get_game(name), random.Random(seed)
-    state, found = game.new({}, seats, seed), []
-    while game.to_move(state) is not None and len(found) < count:
-        if len(game.legal_moves(state)) > 1 and rng.random() < 0.3:
-            found.append(state)
-        state, _ = game.apply(state, rng.choice(game.legal_moves(state)))
+    found: list[Any] = []
+    for match in range(MOST_MATCHES):
+        state = game.new({}, seats, seed if match == 0 else f"{seed}/{match}")
+        while game.to_move(state) is not None and len(found) < count:
+            if len(game.legal_moves(state)) > 1 and rng.random() < 0.3:
+                found.append(state)
+            state, _ = game.apply(state, rng.choice(game.legal_moves(state)))
+        if len(found) == count:
+            break
     return found
 
 
-SEATINGS = [(name, seats) for name in GAMES for seats in get_game(name).catalogue()["seats"]]
+SEATINGS = [(name, seats) for name in GAMES for seats in SEAT_COUNTS[name]]
 
 
 @pytest.mark.parametrize(("name", "seats"), SEATINGS)

@@ -33,10 +33,12 @@ def short_rules(catalogue: dict) -> dict:
 
 def seats_of(catalogue: dict) -> list[dict]:
     """As few seats as the game allows: a bot at seat 0 (it moves first), a human at seat 1,
-    bots after."""
+    bots after; a game played alone has its one seat human."""
+    fewest = min(catalogue["seats"])
+    human = min(1, fewest - 1)
     return [
-        {"type": "human"} if seat == 1 else {"type": "bot", "level": "random"}
-        for seat in range(min(catalogue["seats"]))
+        {"type": "human"} if seat == human else {"type": "bot", "level": "random"}
+        for seat in range(fewest)
     ]
 
 

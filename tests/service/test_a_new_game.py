@@ -3,11 +3,16 @@ docs/adding-a-game.md walks through) is found by the registry as `engine.tricks`
 listed, played statelessly, documented with typed shapes and hosted against every bot
 level, every answer conforming to the document the service serves."""
 
+from dataclasses import replace
+
 import jsonschema_rs
 import pytest
 import yaml
 
+from engine import shapes
 from engine.bots import LEVELS
+from engine.game import get_game
+from engine.shapes import obj
 from service import create_app
 from tests.service.new_game import tricks_registered
 
@@ -45,6 +50,13 @@ def test_the_catalogue_lists_it_with_its_options(client):
     assert tricks["seats"] == [2, 3, 4]
     assert tricks["options"] == {"trick_points": 1, "last_trick_bonus": 0}
     assert set(tricks["presets"]) == {"plain", "bonus"}
+
+
+def test_the_play_page_links_its_rules_from_its_own_package(client):
+    rules = client.get("/play/rules/tricks")
+    assert rules.status_code == 200, rules.status_code
+    assert rules.get_data(as_text=True).startswith("# Tricks")
+    assert rules.headers["Content-Type"] == "text/plain; charset=utf-8"
 
 
 def test_its_shapes_are_typed_in_the_document(client):
@@ -92,9 +104,10 @@ def test_bad_input_is_refused_naming_the_field(client):
     for move, path in (({"card": "zz"}, "move.card"), ({"card": "9C", "x": 1}, "move.x")):
         bad = client.post("/v1/games/tricks/apply", json={"state": state, "move": move})
         assert bad.status_code == 422 and path in bad.get_json()["errors"], bad.get_json()
-    broken = {**state, "taken": [5, 0]}
+    hands = state["hands"]  # a card won alone: no trick of two
+    broken = {**state, "won": [hands[0][:1], []], "hands": [hands[0][1:], hands[1]]}
     bad_state = client.post("/v1/games/tricks/score", json={"state": broken})
-    assert bad_state.status_code == 422 and "state.taken" in bad_state.get_json()["errors"]
+    assert bad_state.status_code == 422 and "state.won.0" in bad_state.get_json()["errors"]
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -122,3 +135,26 @@ def test_a_hosted_session_is_played_against_each_bot_level(client, level):
     assert sum(event["type"] == "trick" for event in history) == 8
     spectator = client.get(f"/v1/sessions/{session}", headers=watcher)
     assert "hand" not in conform(client, spectator, "SessionResponse")["view"]
+
+
+def test_a_game_registered_again_under_its_name_is_served_as_it_now_is(monkeypatch):
+    """What the service derives from a game (its move check, its envelopes) is kept by the
+    game, not by its name: another package registered under the same name (one unseen game
+    mounted after another) is checked and documented by its own shapes and seats."""
+    with tricks_registered():
+        first = create_app({"REDIS_URL": None}).test_client()
+        state = first.post("/v1/games/tricks/new", json={"seed": "t"}).get_json()["state"]
+        card = first.post("/v1/games/tricks/legal-moves", json={"state": state}).get_json()
+        move = {**card["moves"][0], "face_down": True}
+        refused = first.post("/v1/games/tricks/apply", json={"state": state, "move": move})
+        assert refused.status_code == 422 and "move.face_down" in refused.get_json()["errors"]
+    with tricks_registered():
+        again = type(get_game("tricks"))
+        laid = obj({"card": shapes.card(), "face_down": shapes.boolean()}, optional=("face_down",))
+        monkeypatch.setattr(again, "shapes", replace(again.shapes, move=laid))
+        monkeypatch.setattr(again, "seat_counts", (2, 3))
+        second = create_app({"REDIS_URL": None}).test_client()
+        taken = second.post("/v1/games/tricks/apply", json={"state": state, "move": move})
+        assert taken.status_code == 200, taken.get_json()
+        request = served(second)["components"]["schemas"]["TricksNewGameRequest"]
+        assert request["properties"]["seats"]["enum"] == [2, 3]

@@ -8,6 +8,7 @@ import yaml
 from engine import game as registry
 from service import create_app
 from service.openapi import production_spec_yaml
+from service.schemas.derived import title_of
 
 ACTIONS = ("new", "legal-moves", "apply", "score", "view", "hint")
 
@@ -15,7 +16,7 @@ ACTIONS = ("new", "legal-moves", "apply", "score", "view", "hint")
 def test_every_registered_game_has_each_path_with_its_own_schemas():
     document = yaml.safe_load(production_spec_yaml())
     for name in registry.games():
-        title = name.capitalize()
+        title = title_of(name)  # `high_bid` -> `HighBid`, as the document names it
         for action in ACTIONS:
             operation = document["paths"][f"/v1/games/{name}/{action}"]["post"]
             body = operation["requestBody"]["content"]["application/json"]["schema"]

@@ -12,10 +12,12 @@ import pytest
 import redis
 import requests
 
+from engine.game import get_game
 from service import create_app
 from service.config import load_config
 from tests.gunicorn_server import gunicorn
 from tests.service.hosted_games import play_out, start
+from tests.service.new_game import tricks_registered
 
 HUMANS = [{"type": "human"}, {"type": "human"}]
 SESSION = {"game": "basra", "seats": HUMANS}
@@ -103,6 +105,19 @@ def test_a_creation_whose_length_is_no_plain_number_is_refused_not_a_500(length)
     client = client_at(limited({"RATE_LIMIT_ADDRESS": ""}), "10.0.0.13")
     answer = client.post("/v1/sessions", json=SESSION, environ_overrides={"CONTENT_LENGTH": length})
     assert 400 <= answer.status_code < 500
+
+
+def test_a_creation_counts_every_seat_a_game_allows(monkeypatch):
+    """A new game may seat more players than the shipped ones: every expert seat of its
+    creation costs, up to the most seats any registered game allows (here Tricks, mounted,
+    made a game of up to ten)."""
+    with tricks_registered():
+        monkeypatch.setattr(type(get_game("tricks")), "seat_counts", (2, 3, 4, 10))
+        app = limited({"RATE_LIMIT_COSTLY": "90/minute", "RATE_LIMIT_ADDRESS": ""})
+        experts = [{"type": "bot", "level": "expert"}] * 9
+        body = {"game": "tricks", "seats": [{"type": "human"}, *experts]}
+        # 1 + 10 for each of the nine experts: 91, over the 90 a minute at once.
+        assert client_at(app, "10.0.0.15").post("/v1/sessions", json=body).status_code == 429
 
 
 def test_an_expert_hint_costs_ten():

@@ -16,7 +16,7 @@ def new_game(rules: Rules, seats: int, seed: str) -> State:
     check_seats(seats)
     pack = shuffled(DECK, f"tricks/{seed}")
     hands = tuple(canonical(pack[seat::seats]) for seat in range(seats))
-    return State(rules, seats, hands, (), 0, 0, (0,) * seats, PLAYING, seed)
+    return State(rules, seats, hands, (), 0, 0, ((),) * seats, PLAYING, seed)
 
 
 def apply(state: State, move: Move | dict[str, Any]) -> tuple[State, Events]:
@@ -30,8 +30,8 @@ def apply(state: State, move: Move | dict[str, Any]) -> tuple[State, Events]:
     led = state.trick[0][1]
     best = max((card for card in state.trick if card[1] == led), key=HEIGHT.__getitem__)
     winner = (state.leader + state.trick.index(best)) % state.seats
-    taken = replaced(state.taken, winner, state.taken[winner] + 1)
-    state = state._replace(trick=(), leader=winner, turn=winner, taken=taken)
+    won = replaced(state.won, winner, canonical((*state.won[winner], *state.trick)))
+    state = state._replace(trick=(), leader=winner, turn=winner, won=won)
     events.append({"type": "trick", "winner": winner, "card": best})
     if any(state.hands):
         return state, events

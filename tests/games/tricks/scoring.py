@@ -9,8 +9,8 @@ def score(state: State) -> list[dict[str, Any]]:
     """Per seat: its tricks and its points as the deal stands."""
     points = state.rules.trick_points
     return [
-        {"tricks": taken, "total": taken * points + bonus}
-        for taken, bonus in zip(state.taken, last_bonus(state))
+        {"tricks": len(pile) // state.seats, "total": len(pile) // state.seats * points + bonus}
+        for pile, bonus in zip(state.won, last_bonus(state))
     ]
 
 

@@ -31,7 +31,7 @@ PUBLIC = {
     "trick": cards("the trick in play, from the leader's card on"),
     "leader": SEAT,
     "turn": nullable(SEAT),
-    "taken": per_seat(integer(0)),
+    "won": per_seat(cards("the cards of the tricks the seat took")),
     "status": choice(PLAYING, MATCH_OVER),
 }
 MOVE = obj({"card": card("a card from the mover's hand")}, description="A card to play.")

@@ -10,7 +10,7 @@ from .cards import CARDS, DECK
 from .rules import Rules, check_seats
 
 PLAYING, MATCH_OVER = "playing", "match_over"
-REQUIRED = ("game", "rules", "seats", "hands", "trick", "leader", "turn", "taken", "status")
+REQUIRED = ("game", "rules", "seats", "hands", "trick", "leader", "turn", "won", "status")
 
 
 class State(NamedTuple):
@@ -20,7 +20,8 @@ class State(NamedTuple):
     trick: tuple[str, ...]  # the cards of the trick in play, from the leader's on
     leader: int
     turn: int | None
-    taken: tuple[int, ...]  # tricks taken per seat
+    won: tuple[tuple[str, ...], ...]  # per seat, the cards of the tricks it took: every card
+    # stays in the state, as docs/adding-a-game.md asks
     status: str
     seed: str | None
 
@@ -28,7 +29,7 @@ class State(NamedTuple):
         data = {
             "game": "tricks", "rules": self.rules.to_json(), "seats": self.seats,
             "hands": [list(hand) for hand in self.hands], "trick": list(self.trick),
-            "leader": self.leader, "turn": self.turn, "taken": list(self.taken),
+            "leader": self.leader, "turn": self.turn, "won": [list(pile) for pile in self.won],
             "status": self.status,
         }  # fmt: skip
         if self.seed is not None:
@@ -55,7 +56,7 @@ class State(NamedTuple):
             trick=fields.cards(data["trick"], "trick", CARDS),
             leader=fields.seat(data["leader"], seats, "leader"),
             turn=fields.seat(data["turn"], seats, "turn", nullable=True),
-            taken=fields.listed(data["taken"], seats, "taken", fields.integer, "seat"),
+            won=fields.listed(data["won"], seats, "won", cards, "seat"),
             status=fields.one_value(data["status"], "status", (PLAYING, MATCH_OVER)),
             seed=fields.text(data.get("seed"), "seed", nullable=True),
         )
@@ -64,14 +65,14 @@ class State(NamedTuple):
 
 
 def check(state: State) -> None:
-    """Every card at most once; the tricks taken and the hand sizes fit the cards played."""
-    held = [card for hand in state.hands for card in hand] + list(state.trick)
-    if len(set(held)) != len(held):
-        raise StateError("hands", "a card appears more than once")
-    gone = len(DECK) - len(held)
-    if gone % state.seats or gone // state.seats != sum(state.taken):
-        raise StateError("taken", "does not match the tricks played")
-    left = len(DECK) // state.seats - sum(state.taken)
+    """Every card exactly once; the tricks taken and the hand sizes fit the cards played."""
+    held = [card for pile in (*state.hands, state.trick, *state.won) for card in pile]
+    if len(set(held)) != len(held) or len(held) != len(DECK):
+        raise StateError("hands", "every card must appear exactly once")
+    for seat, pile in enumerate(state.won):
+        if len(pile) % state.seats:
+            raise StateError(f"won.{seat}", f"must hold whole tricks of {state.seats} cards")
+    left = len(DECK) // state.seats - sum(map(len, state.won)) // state.seats
     played = {(state.leader + index) % state.seats for index in range(len(state.trick))}
     for seat, hand in enumerate(state.hands):
         if len(hand) != left - (seat in played):
