@@ -13,6 +13,8 @@ COPY service ./service
 RUN pip install . \
     && useradd --create-home --uid 10001 basra
 COPY gunicorn.conf.py ./
+# The shipped games' rules, which the play page serves (/play/rules/<game>) from docs/.
+COPY docs/*.md ./docs/
 
 USER basra
 EXPOSE 8000
