@@ -19,9 +19,10 @@ from engine.errors import one_of
 Shape = dict[str, Any]
 # Every form engine/cards.py `parse_card` reads.
 CARD_PATTERN = "^(?:[A2-9TJQKatjqk]|10)[CDHScdhs]$"
+# The JSON type a `choice` of values of each Python type declares,
 KINDS = {bool: "boolean", int: "integer", float: "number", str: "string"}
-# The JSON types a value of each Python type also has: an integer is a number too.
-ALSO = {"integer": "number"}
+# and every JSON type such a value has: an integer is a number too.
+TYPES = {type_: (kind, "number") if kind == "integer" else (kind,) for type_, kind in KINDS.items()}
 # A seed is any string up to this long: it is stored with each session and its state, so a
 # client cannot make either as large as it likes.
 MAX_SEED_LENGTH = 128
@@ -141,8 +142,7 @@ def conforms(shape: Shape, value: object) -> bool:
         if not isinstance(value, (list, tuple)) or not within(shape, "Items", len(value)):
             return False
         return all(conforms(shape["items"], item) for item in value)
-    found = KINDS.get(type(value))
-    if kind not in (found, ALSO.get(found)):
+    if kind not in TYPES.get(type(value), ()):
         return False
     if "enum" in shape and value not in shape["enum"]:
         return False
