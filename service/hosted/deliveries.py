@@ -62,12 +62,37 @@ SCAN_SECONDS = 0.5  # how often a worker looks for due messages (a commit wakes 
 SETTLE_SECONDS = 0.01
 
 
+# IPv6 forms whose last 32 bits are an IPv4 address that a packet to them can reach: the
+# IPv4-compatible one (::/96, kept by some stacks and tunnels), SIIT's IPv4-translated one
+# (::ffff:0:0:0/96) and NAT64's well-known prefix (a NAT64 gateway connects 64:ff9b::a00:1 to
+# 10.0.0.1). Python's is_global judges the IPv6 address alone, and calls them all global.
+CARRYING_IPV4 = (
+    ipaddress.IPv6Network("::/96"),
+    ipaddress.IPv6Network("::ffff:0:0:0/96"),
+    ipaddress.IPv6Network("64:ff9b::/96"),
+)
+# Never public, though Python's is_global says so: the local-use NAT64 prefix (RFC 8215: it
+# leads to whatever IPv4 network its operator chose) and site-local (IPv6's former private
+# range, RFC 3879).
+NOT_PUBLIC = (ipaddress.IPv6Network("64:ff9b:1::/48"), ipaddress.IPv6Network("fec0::/10"))
+
+
 def public(address: str) -> bool:
     """Whether an IP address is a public one (not loopback, private, link-local, multicast,
-    unspecified, reserved or shared); an IPv4-mapped IPv6 address as its IPv4 one."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    unspecified, reserved or shared); an IPv6 address that carries an IPv4 one (mapped,
+    compatible, translated, 6to4, NAT64) as that IPv4 address."""
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(
+        address.split("%", 1)[0]
+    )
+    if isinstance(ip, ipaddress.IPv6Address):
+        if any(ip in network for network in NOT_PUBLIC):
+            return False
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        elif ip.sixtofour is not None:
+            ip = ip.sixtofour
+        elif any(ip in network for network in CARRYING_IPV4):
+            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     return ip.is_global and not ip.is_multicast
 
 

@@ -326,7 +326,14 @@ def test_a_public_destination_is_sent_to_the_address_its_check_resolved():
      ("fc00::1", False), ("ff02::1", False), ("::ffff:127.0.0.1", False),
      ("::ffff:10.0.0.1", False), ("fe80::1%eth0", False),
      ("8.8.8.8", True), ("1.1.1.1", True), ("2001:4860:4860::8888", True),
-     ("::ffff:8.8.8.8", True)],
+     ("::ffff:8.8.8.8", True),
+     # IPv6 forms that carry an IPv4 address are judged by it: IPv4-compatible, SIIT, 6to4,
+     # NAT64 (a NAT64 gateway reaches 10.0.0.1 for 64:ff9b::a00:1); the local-use NAT64
+     # prefix and site-local (IPv6's former private range) are never public.
+     ("::7f00:1", False), ("::a00:1", False), ("2002:7f00:1::1", False),
+     ("2002:a9fe:a9fe::1", False), ("64:ff9b::7f00:1", False), ("64:ff9b::a00:1", False),
+     ("64:ff9b:1::808:808", False), ("fec0::1", False), ("::ffff:0:7f00:1", False),
+     ("2002:808:808::1", True), ("64:ff9b::808:808", True)],
 )  # fmt: skip
 def test_the_address_rule(address, ok):
     assert public(address) is ok
