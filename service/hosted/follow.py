@@ -36,8 +36,9 @@ class Signal(Enum):
 
 class Follow:
     """The versions after `after` as `seat` may see them, as they are committed. Iterating
-    yields the events of each new run of versions (one list per version), QUIET after a
-    wait of `every` seconds without one, ENDED when the session ends (and then stops); it
+    yields the events of each new run of versions (one list per version), QUIET every
+    `every` seconds whatever came between (a stream's ping), ENDED when the session ends
+    (and then stops); it
     stops also at `until` (monotonic seconds), when the worker drains and when the client
     went away. A due turn timer is fired on the way."""
 
@@ -58,6 +59,9 @@ class Follow:
         self.hub, self.timers, self.record, self.seat = hub, timers, record, seat
         self.after, self.every, self.until = after, every, until
         self.gone = gone or (lambda: False)
+        # When the next QUIET is due (monotonic): counted from the last one, not from the
+        # last news, so that a stream's pings keep their bound however often versions come.
+        self.quiet_at = time.monotonic() + every
         self._stack = ExitStack()
         self.watch = self._stack.enter_context(hub.watching(record, holder))
         if gauge is not None:
@@ -103,15 +107,17 @@ class Follow:
                 batches = watch.news(self.after)
             elif self.hub.store.exists(self.record.id):
                 # Only whether it is still there: a read would keep an idle session alive.
-                yield Signal.QUIET
                 batches = []
             else:
                 batches = None
+            if batches is not None and time.monotonic() >= self.quiet_at:
+                self.quiet_at = time.monotonic() + self.every
+                yield Signal.QUIET
 
     def _next_wait(self) -> float | None:
-        """How long the next wait lasts: `every`, or less until the turn timer runs out or
-        the follow's end; None once the end has come."""
-        wait = self.every
+        """How long the next wait lasts: until the next QUIET is due, or less until the turn
+        timer runs out or the follow's end; None once the end has come."""
+        wait = max(0.0, self.quiet_at - time.monotonic())
         if self.until is not None:
             wait = min(wait, self.until - time.monotonic())
             if wait <= 0:

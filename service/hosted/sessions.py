@@ -429,7 +429,9 @@ class Sessions:
         """The match record, for any token of the session or its owner's key; a finished
         match's record also once the session is gone (its head keeps who may read it)."""
         try:
-            record, _, _ = self.authorized(session_id, authorization)
+            # `seated`, not `authorized`: an absent seat is present again once its token is
+            # used on any session endpoint, this one included.
+            record, _, _ = self.seated(session_id, authorization)
         except Problem as error:
             if error.status != 404 or not issued(session_id):
                 raise

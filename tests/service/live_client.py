@@ -2,6 +2,7 @@
 a hosted match (to know, at each version, which cards nobody but their holder may see)."""
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ class Stream:
     raw: bytearray = field(default_factory=bytearray)
     messages: list[Message] = field(default_factory=list)
     pings: int = 0
+    ping_times: list[float] = field(default_factory=list)  # monotonic, as each came
     status: int | None = None
     content_type: str | None = None
     closed: bool = False
@@ -94,6 +96,7 @@ class Stream:
                 )
             elif comment:
                 self.pings += 1
+                self.ping_times.append(time.monotonic())
             self._changed.notify_all()
 
     def wait_for(self, check, within: float = 30.0) -> bool:

@@ -1,6 +1,9 @@
 """GET /v1/sessions/{id}/stream over real HTTP on both stores: one message per committed
 version, resumption with Last-Event-ID or ?after exactly once each, pings, the end."""
 
+import itertools
+import time
+
 import orjson
 import pytest
 import requests
@@ -57,6 +60,34 @@ def test_each_committed_version_is_one_message_as_the_long_poll_sees_it(base):
         assert stream.events() == seats[0].events(0).json()
         assert stream.wait_for(lambda s: s.pings >= 3)  # `: ping` keeps coming
     assert created["version"] == 0
+
+
+def test_pings_keep_their_bound_while_versions_keep_coming(base):
+    """`: ping` comes at least every STREAM_PING_SECONDS counted from the last ping, not
+    from the last message: moves closer together than that must not hold the pings back."""
+    _, seats = started(base)
+    with Stream(seats[0].url, seats[0].token) as stream:
+        assert stream.wait_for(lambda s: s.pings > 0)
+        began = time.monotonic()
+        moves = 0
+        while time.monotonic() - began < 2.0:  # ten ping intervals of moves 0.1 s apart
+            time.sleep(0.1)
+            moves += 1
+            play_next(seats)
+        stream.until_version(moves)
+        ended = time.monotonic()
+    pings = [began, *(t for t in stream.ping_times if t > began), ended]
+    assert max(later - earlier for earlier, later in itertools.pairwise(pings)) < 0.6, pings
+
+
+def play_next(seats: dict[int, Seat]) -> None:
+    """One move of the seat whose turn it is (its first legal move)."""
+    views = {seat: holder.get().json() for seat, holder in seats.items()}
+    (mover,) = [seat for seat, view in views.items() if view["moves"]]
+    move = views[mover]["moves"][0]
+    answer = seats[mover].move({"card": move["card"], "capture": move["capture"]},
+                               views[mover]["version"])  # fmt: skip
+    assert answer.status_code == 200, answer.text
 
 
 @pytest.mark.parametrize("how", ["Last-Event-ID", "after"])

@@ -161,6 +161,28 @@ def test_a_seat_timed_out_in_a_row_is_absent_until_it_uses_its_token(sessions, c
     assert sessions.read(session_id, tokens[0])["moves"]
 
 
+USES = {
+    "read": lambda sessions, session_id, token: sessions.read(session_id, token),
+    "long poll": lambda sessions, session_id, token: sessions.events(session_id, token, 0),
+    "stream": lambda sessions, session_id, token: sessions.stream(session_id, token, 0).close(),
+    "spectators": lambda sessions, session_id, token: sessions.add_spectator(session_id, token),
+    "record": lambda sessions, session_id, token: sessions.match_record(session_id, token),
+}
+
+
+@pytest.mark.parametrize("use", USES)
+def test_an_absent_seat_is_present_again_once_its_token_is_used_on_any_endpoint(
+    sessions, clock, use
+):
+    """The contract: "present again as soon as its token is used on any session endpoint"."""
+    session_id, tokens = begin(sessions, turn_seconds=10, absent_after=1)
+    clock.now += 10
+    sessions.timers.fire_due()  # seat 0 times out once: absent
+    assert sessions.read(session_id, tokens[1])["absent"] == [0]
+    USES[use](sessions, session_id, tokens[0])
+    assert sessions.read(session_id, tokens[1])["absent"] == []
+
+
 def test_a_long_poll_waiting_on_the_session_wakes_when_the_timer_fires(sessions, clock):
     sessions.long_poll_seconds = 20.0
     session_id, tokens = begin(sessions, turn_seconds=10)
