@@ -554,16 +554,20 @@ class Rounds:
             self.waiting.append(call)
             call.leads = not self.out
             self.out = True
-        if not call.leads:
-            try:
+        try:
+            if not call.leads:
                 call.done.wait()
-            except BaseException:  # interrupted: the call leaves its round, or its lead
-                with self.lock:
-                    if call in self.waiting:
-                        self.waiting.remove(call)
-                    if call.leads:
-                        self._hand_on()
-                raise
+            if call.leads:
+                # Group commit: the requests ready to run (a greenlet each) run first, up
+                # to their own calls, which join this round rather than wait for the next.
+                time.sleep(0)
+        except BaseException:  # interrupted: the call leaves its round, or its lead
+            with self.lock:
+                if call in self.waiting:
+                    self.waiting.remove(call)
+                if call.leads:
+                    self._hand_on()
+            raise
         if call.leads:
             self._round()
         if isinstance(call.reply, BaseException):
