@@ -73,7 +73,9 @@ def positions(draw) -> dict[str, Any]:
     rest = [card for card in draw(st.permutations(PACK)) if card not in gift]
     hands: list[list[str]] = [[] for _ in range(seats)]
     for seat in holders:
-        size = draw(st.integers(0 if seat == turn and gift else 1, 6))
+        # Any hand size is valid (contract): the seat to move sometimes holds many cards.
+        most = min(14 if seat == turn else 6, len(rest) - 2)
+        size = draw(st.integers(0 if seat == turn and gift else 1, most))
         hands[seat] = ref.canonical([*(gift if seat == turn else []), *rest[:size]])
         rest = rest[size:]
     banked = draw(st.integers(0, 4))
