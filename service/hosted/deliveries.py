@@ -56,6 +56,7 @@ CONCURRENT = 32  # sessions delivered at once by one worker
 # ASCII there (a space, a control, a non-ASCII letter) could split or bend the request, so
 # such a URL's attempts fail, as http.client refused them.
 UNSAFE = re.compile(r"[^\x21-\x7e]")
+OUTCOMES = ("delivered", "retried", "given_up")  # cards_webhook_deliveries_total's
 SCAN_SECONDS = 0.5  # how often a worker looks for due messages (a commit wakes it at once)
 # How long a worker gathers its deliverers' settles to write them in one round trip: a
 # Redis call costs a worker more CPU than a POST, and a session that moves in the
@@ -398,6 +399,9 @@ class Deliveries:
         self.retry, self.attempts, self.timeout = retry, attempts, timeout
         self.clock = clock
         self.count = count
+        if count:  # every outcome's series is there from the start, at 0 until counted
+            for outcome in OUTCOMES:
+                metrics.labelled(metrics.WEBHOOK_DELIVERIES, outcome)
         self.connections = Connections(CONCURRENT)
         self.settles = Settles(store)
         self._wake = threading.Event()

@@ -7,6 +7,8 @@ import base64
 import itertools
 import socket
 import ssl
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -565,3 +567,18 @@ def test_a_redis_restarted_mid_match_loses_no_message_and_keeps_their_order(tmp_
     assert versions[0] == 0 and versions == sorted(versions)
     assert delivered[-1]["type"] == "session.match_end"
     assert len(delivered) == len({kept.headers["webhook-id"] for kept in hook.received})
+
+
+def test_every_delivery_outcome_is_counted_from_zero_before_the_first_message():
+    """In a fresh process (the counters are the process's): each outcome's series is in the
+    exposition from the start, so that a reader tells "none given up" from "not counted"."""
+    script = (
+        "from service import create_app, metrics\n"
+        "create_app({'METRICS': True})\n"
+        "print(metrics.exposition().decode())\n"
+    )
+    exposed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    for outcome in ("delivered", "retried", "given_up"):
+        assert f'cards_webhook_deliveries_total{{outcome="{outcome}"}} 0.0' in exposed
