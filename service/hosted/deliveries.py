@@ -28,6 +28,7 @@ is done, even when two deliverers hold the same session after a lease ran out (t
 a duplicate, which at-least-once allows; `webhook-id` tells them apart).
 """
 
+import heapq
 import ipaddress
 import logging
 import re
@@ -55,6 +56,7 @@ CONCURRENT = 32  # sessions delivered at once by one worker
 # ASCII there (a space, a control, a non-ASCII letter) could split or bend the request, so
 # such a URL's attempts fail, as http.client refused them.
 UNSAFE = re.compile(r"[^\x21-\x7e]")
+OUTCOMES = ("delivered", "retried", "given_up")  # cards_webhook_deliveries_total's
 SCAN_SECONDS = 0.5  # how often a worker looks for due messages (a commit wakes it at once)
 # How long a worker gathers its deliverers' settles to write them in one round trip: a
 # Redis call costs a worker more CPU than a POST, and a session that moves in the
@@ -397,6 +399,9 @@ class Deliveries:
         self.retry, self.attempts, self.timeout = retry, attempts, timeout
         self.clock = clock
         self.count = count
+        if count:  # every outcome's series is there from the start, at 0 until counted
+            for outcome in OUTCOMES:
+                metrics.labelled(metrics.WEBHOOK_DELIVERIES, outcome)
         self.connections = Connections(CONCURRENT)
         self.settles = Settles(store)
         self._wake = threading.Event()
@@ -414,6 +419,11 @@ class Deliveries:
         self._every = SCAN_SECONDS  # how often the loop claims from the schedule
         self.outage = Outage(log, "webhook deliveries")
         self._scanned = float("-inf")  # when this worker last did
+        # When the retries this worker's deliverers planned are due (a heap): the loop
+        # claims from the schedule then, not at its next scan, so that a retry waits
+        # WEBHOOK_RETRY_SECONDS (doubling), not up to a scan period more.
+        self._retries: list[float] = []
+        self._retries_lock = threading.Lock()
 
     @property
     def lease(self) -> float:
@@ -440,7 +450,8 @@ class Deliveries:
         (in the background when the loop runs); how many."""
         with self._committed_lock:
             claimed, self._committed = list(self._committed.items()), {}
-        if self._loop is None or self.clock() - self._scanned >= self._every:
+        now = self.clock()
+        if self._loop is None or now - self._scanned >= self._every or self._retry_due(now):
             self._scanned = self.clock()
             claimed += [
                 (session_id, (mark, None))
@@ -504,6 +515,8 @@ class Deliveries:
                     break
             if due is not None or not sent:
                 self.schedule.settle(session_id, mark, due)
+            if due is not None and self._loop is not None:
+                self._retry_at(due)
         except StoreUnavailable as error:  # its claim runs out; the outage is said once
             self.outage.failed(error)
         except Exception:  # one bad message must not stop the loop; its claim runs out
@@ -598,9 +611,33 @@ class Deliveries:
         self._loop.name = "webhook-deliveries"
         self._loop.start()
 
+    def _retry_at(self, due: float) -> None:
+        """A retry this worker planned is due at `due`: its loop claims then."""
+        with self._retries_lock:
+            heapq.heappush(self._retries, due)
+        self._wake.set()  # the loop's wait is shortened to it
+
+    def _retry_due(self, now: float) -> bool:
+        """Whether a retry this worker planned is due by `now` (those are then forgotten:
+        the claim takes every due session)."""
+        due = False
+        with self._retries_lock:
+            while self._retries and self._retries[0] <= now:
+                heapq.heappop(self._retries)
+                due = True
+        return due
+
+    def _wait(self) -> float:
+        """How long the loop waits for a commit: a scan period, or less when a retry this
+        worker planned is due sooner."""
+        with self._retries_lock:
+            if not self._retries:
+                return self._every
+            return min(self._every, max(0.0, self._retries[0] - self.clock()))
+
     def _run(self) -> None:
         while not self._stopping.is_set():
-            self._wake.wait(self._every)
+            self._wake.wait(self._wait())
             self._wake.clear()
             try:
                 self.deliver_due()

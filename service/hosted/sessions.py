@@ -251,7 +251,14 @@ class Sessions:
                 break
             ids = [session_id for _, session_id in page]
             sessions = self.store.peek(ids)
-            self.store.disown(owner, [i for i, kept in zip(ids, sessions) if kept is None])
+            # A session is listed just before it is written (on Redis): one not there yet
+            # may be being created, and is dropped from the list only once it is older
+            # than any creation takes.
+            settled = self.clock() - CREATION_HOLD_SECONDS
+            self.store.disown(owner, [
+                session_id for (created, session_id), kept in zip(page, sessions)
+                if kept is None and created < settled
+            ])  # fmt: skip
             for (created, session_id), kept in zip(page, sessions):
                 after = (created, session_id)
                 if kept is None:

@@ -12,7 +12,9 @@ Key layout (one hash tag per session, so all its keys live on one Redis Cluster 
                                 when each one's lease lapses (ms) unless its process renews it
     cards:{<id>}:record         list: the match record's head (JSON), then one entry a move;
                                 the session's TTL while it plays, RECORD_TTL_SECONDS from
-                                the end on (a read never shortens it; DELETE spares it then)
+                                the end on (a read never shortens it while the session lives;
+                                DELETE leaves it what is left of RECORD_TTL_SECONDS, kept
+                                in the session's `ended` as Redis's ms)
     cards:{<id>}:outbox         list: the webhook messages not yet delivered or given up, in
                                 version order (service.hosted.deliveries delivers them)
     cards:{owner:<name>}:sessions  sorted set: an integrator's session ids by creation time
@@ -130,6 +132,15 @@ local function same_incarnation(key, durable)
 end
 """
 
+# Redis's own time in ms: a finished match's record is kept until RECORD_TTL_SECONDS after
+# the end by Redis's clock, whichever process ends the match or deletes the session.
+NOW = """
+local function now_ms()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+"""
+
 # Extends a key's TTL to ARGV ms unless it has a longer one (a finished match's record).
 EXTEND = """
 local function extend(key, ms)
@@ -167,6 +178,7 @@ return redis.call('HGETALL', KEYS[1])
 COMMIT = (
     EPOCH
     + EXTEND
+    + NOW
     + """
 local version = redis.call('HGET', KEYS[1], 'version')
 if ARGV[10] ~= '' then
@@ -214,7 +226,7 @@ if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 if ARGV[16] ~= '' then
   redis.call('LSET', KEYS[4], 0, ARGV[16])
-  redis.call('HSET', KEYS[1], 'ended', '1')
+  redis.call('HSET', KEYS[1], 'ended', string.format('%.0f', now_ms() + tonumber(ARGV[17])))
   redis.call('PEXPIRE', KEYS[4], ARGV[17])
 end
 extend(KEYS[4], ARGV[3])
@@ -223,15 +235,26 @@ return {'applied', version, epoch, waiting, claimed}
 """
 )
 
-# KEYS: session, events, answers, record. ARGV: channel. Returns how many keys it deleted
-# (a finished match's record stays). A script rather than a MULTI: Redis Cluster clients
-# refuse PUBLISH inside a pipeline.
-DELETE = """
-if not redis.call('HGET', KEYS[1], 'ended') then redis.call('DEL', KEYS[4]) end
+# KEYS: session, events, answers, record. ARGV: channel. Returns how many keys it deleted.
+# A finished match's record stays until RECORD_TTL_SECONDS after the end (the session's
+# `ended`, in Redis's ms), no longer: while the session lived, its reads kept the record at
+# least as long as itself, which may be longer. A script rather than a MULTI: Redis Cluster
+# clients refuse PUBLISH inside a pipeline.
+DELETE = (
+    NOW
+    + """
+local kept_until = tonumber(redis.call('HGET', KEYS[1], 'ended'))
+if not kept_until then
+  redis.call('DEL', KEYS[4])
+elseif kept_until > 1 then  -- 1: ended before the end's time was kept; spared as it is
+  local left = kept_until - now_ms()
+  if left > 0 then redis.call('PEXPIRE', KEYS[4], left) else redis.call('DEL', KEYS[4]) end
+end
 local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('PUBLISH', ARGV[1], 'deleted')
 return deleted
 """
+)
 
 # KEYS: session, events, answers. ARGV: idempotency key digest, ttl ms. Returns the answer
 # kept under that key, or false.

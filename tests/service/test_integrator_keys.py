@@ -181,3 +181,28 @@ def test_the_key_command_prints_a_fresh_key_and_its_entry():
     entry = out.split("API_KEYS entry: ")[1].split()[0]
     assert entry == f"acme:{digest(key)}"
     assert len(key) >= 32 and Integrators.parse(entry).owner_of_key(key) == "acme"
+
+
+def test_a_session_listed_while_its_creation_is_under_way_is_listed_once_created(
+    open_hosted, store_kind
+):
+    """On Redis the owner's list holds a new id just before the session is written (its own
+    slot on a cluster): a listing in between must not drop it from the list for good."""
+    if store_kind == "memory":
+        pytest.skip("the in-process store lists a session as it writes it")
+    sessions = open_hosted()
+    store = sessions.store
+    key = f"Bearer {ACME}"
+    meanwhile = []
+    run = store._run
+
+    def listing_first(script, keys, args):
+        if script is store._commit and args[9] != "":  # a creation's commit
+            meanwhile.append(sessions.listing(key, None, 20, None))
+        return run(script, keys, args)
+
+    store._run = listing_first
+    made = sessions.create({"game": "basra", "seats": HUMANS}, None, key)
+    store._run = run
+    assert meanwhile == [{"sessions": [], "next": None}]
+    assert [e["id"] for e in sessions.listing(key, None, 20, None)["sessions"]] == [made["id"]]

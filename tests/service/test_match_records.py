@@ -200,6 +200,21 @@ def test_a_record_is_kept_for_its_ttl_after_the_session_expired(open_hosted):
     assert error.value.status == 404
 
 
+def test_a_deleted_sessions_record_is_kept_for_the_record_ttl_not_the_sessions(open_hosted):
+    """RECORD_TTL_SECONDS counts from the end, also when it is shorter than the session's
+    idle TTL: the session's reads and its end must not stretch it to the session's TTL."""
+    sessions = open_hosted(RECORD_TTL_SECONDS=2.0)  # the session's TTL: a day
+    match = play_out(sessions, "basra", "deleted", "greedy", random.Random(2))
+    token = bearer(match["tokens"][0])
+    sessions.read(match["id"], token)
+    sessions.delete(match["id"], token)
+    assert sessions.match_record(match["id"], token)["status"] == "match_over"
+    time.sleep(2.5)  # the record's TTL passes
+    with pytest.raises(Problem) as error:
+        sessions.match_record(match["id"], token)
+    assert error.value.status == 404
+
+
 def test_over_http_the_record_replays_and_a_tampered_one_is_a_422(base):
     import requests
 

@@ -4,8 +4,11 @@ in-process store, a real Redis and a real Redis Cluster; every address is on loo
 address rule for other ranges is judged as a unit, without traffic)."""
 
 import base64
+import itertools
 import socket
 import ssl
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -224,6 +227,31 @@ def test_a_message_is_given_up_after_the_last_attempt_and_the_next_one_follows(
     ids = [kept.headers["webhook-id"] for kept in hook.received]
     assert ids[0] == ids[1] and ids[2] != ids[0]
     assert metrics.WEBHOOK_DELIVERIES.labels("given_up")._value.get() - given_up == 1
+
+
+def test_in_the_background_each_retry_waits_its_backoff_not_a_scan_period_more(
+    hosted_config, hook
+):
+    """A worker's loop, on the wall clock, with its default scan period (0.5 s): the
+    attempts of a message that keeps failing are WEBHOOK_RETRY_SECONDS apart, doubling."""
+    settings = {"CLIENT_SEEDS": True, **hosted_config,
+                "WEBHOOK_RETRY_SECONDS": 0.2, "WEBHOOK_ATTEMPTS": 4}  # fmt: skip
+    sessions = open_sessions(load_config(settings, environ={}))
+    sessions.deliveries.start()
+    try:
+        hook.failing = 10
+        create(sessions, hook.url, seats=[{"type": "human"}, {"type": "human"}])
+        deadline = time.monotonic() + 10.0
+        while len(hook.received) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+    finally:
+        sessions.close()
+    arrived = [kept.arrived for kept in hook.received]
+    assert len(arrived) == 4  # then given up
+    gaps = [later - earlier for earlier, later in itertools.pairwise(arrived)]
+    for gap, backoff in zip(gaps, (0.2, 0.4, 0.8), strict=True):
+        assert backoff - 0.01 <= gap <= backoff + 0.15, gaps
 
 
 def test_messages_share_a_kept_connection_and_one_the_receiver_closed_is_made_anew(
@@ -539,3 +567,18 @@ def test_a_redis_restarted_mid_match_loses_no_message_and_keeps_their_order(tmp_
     assert versions[0] == 0 and versions == sorted(versions)
     assert delivered[-1]["type"] == "session.match_end"
     assert len(delivered) == len({kept.headers["webhook-id"] for kept in hook.received})
+
+
+def test_every_delivery_outcome_is_counted_from_zero_before_the_first_message():
+    """In a fresh process (the counters are the process's): each outcome's series is in the
+    exposition from the start, so that a reader tells "none given up" from "not counted"."""
+    script = (
+        "from service import create_app, metrics\n"
+        "create_app({'METRICS': True})\n"
+        "print(metrics.exposition().decode())\n"
+    )
+    exposed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    for outcome in ("delivered", "retried", "given_up"):
+        assert f'cards_webhook_deliveries_total{{outcome="{outcome}"}} 0.0' in exposed
