@@ -42,11 +42,13 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "READY_GRACE_SECONDS": (5.0, float),
     # Rate limits, on unless RATE_LIMITS is off (each one off when set empty): per client
     # address, per seat token, and per address in cost units for what costs a worker's CPU
-    # (a creation costs 1 plus 10 per expert bot seat; see service.limits).
+    # (a creation costs 1 plus 10 per expert bot seat; see service.limits); a request with
+    # an integrator key counts against its key's limit alone.
     "RATE_LIMITS": (True, flag),
     "RATE_LIMIT_ADDRESS": ("50/second;1500/minute", optional_text),
     "RATE_LIMIT_TOKEN": ("20/second;600/minute", optional_text),
     "RATE_LIMIT_COSTLY": ("120/minute", optional_text),
+    "RATE_LIMIT_KEY": ("200/second;6000/minute", optional_text),
     # /metrics answers only with this bearer token when it is set.
     "METRICS_TOKEN": (None, optional_text),
     # Each worker's Redis connection pool (per node on a cluster): at most this many

@@ -1,5 +1,5 @@
 """Limits on what one request may cost: the body's size whatever its framing, and how many
-requests one client address or one seat token may make."""
+requests one client address, one seat token or one integrator key may make."""
 
 import hashlib
 import io
@@ -19,6 +19,7 @@ from limits.strategies import SlidingWindowCounterRateLimiter
 from engine.game import games, most_seats
 from service.auth import bearer_of
 from service.errors import Problem
+from service.keys import Integrators
 from service.logs import Outage
 from service.requests import decimal
 from service.stateless import PREFIX
@@ -77,6 +78,7 @@ SCOPES = {
     "address": "this client address",
     "token": "this seat token",
     "costly": "this client address in cost units (a creation costs 1 + 10 per expert bot)",
+    "key": "this integrator key",
 }
 # RATE_LIMIT_COSTLY's units: what an expert bot's search costs beside a plain request
 # (~0.1 s of CPU against a few ms; `python -m bench.bots`).
@@ -150,7 +152,8 @@ def request_cost(
 class RateLimits:
     """WSGI middleware counting every request against the limits per client address
     (RATE_LIMIT_ADDRESS), per seat token (RATE_LIMIT_TOKEN: a bearer token's SHA-256 is the
-    key, never the token) and per client address in cost units (RATE_LIMIT_COSTLY), with the
+    key, never the token) and per client address in cost units (RATE_LIMIT_COSTLY), or, for
+    a request with an integrator key, per key (RATE_LIMIT_KEY) alone, with the
     `limits` library's sliding-window counters. A request within them goes on to `app`; one
     over a limit goes to `refuse` (Flask) with its 429 problem under REFUSAL."""
 
@@ -162,6 +165,7 @@ class RateLimits:
         self.seats_counted = most_seats()
         self.max_body = int(config["MAX_BODY_BYTES"])
         self.limits = {scope: checked(f"RATE_LIMIT_{scope.upper()}", config) for scope in SCOPES}
+        self.integrators = Integrators.parse(config["API_KEYS"])
         shared = Target.of(config) is not None
         options: dict[str, Any] = {}
         if shared:
@@ -197,11 +201,18 @@ class RateLimits:
         """The 429 of the first limit the request goes over (each counted as it passes),
         None when it is within them all."""
         address = environ.get("REMOTE_ADDR") or "unknown"
-        counted = [("address", address, 1)]
         token = bearer_of(environ.get("HTTP_AUTHORIZATION"))
-        if token is not None:
-            counted.append(("token", hashlib.sha256(token.encode()).hexdigest(), 1))
-        if self.limits["costly"]:
+        hashed = None if token is None else hashlib.sha256(token.encode()).hexdigest()
+        if token is not None and self.integrators.required and self.integrators.owner_of_key(token):
+            # A backend, trusted with a key the operator issued: it creates and reads the
+            # sessions of all its players from one address, so the limits meant for one
+            # player's address or token would throttle it; it has a limit of its own.
+            counted = [("key", hashed, 1)]
+        else:
+            counted = [("address", address, 1)]
+            if hashed is not None:
+                counted.append(("token", hashed, 1))
+        if self.limits["costly"] and counted[0][0] == "address":
             cost = request_cost(environ, self.hints, self.max_body, self.seats_counted)
             if cost:
                 counted.append(("costly", address, cost))

@@ -15,6 +15,8 @@ import requests
 from engine.game import get_game
 from service import create_app
 from service.config import load_config
+from service.hosted.tokens import digest
+from service.keys import new_key
 from tests.gunicorn_server import gunicorn
 from tests.service.hosted_games import play_out, start
 from tests.service.new_game import tricks_registered
@@ -40,6 +42,7 @@ def test_limits_are_on_by_default_with_the_documented_numbers():
     assert config["RATE_LIMIT_ADDRESS"] == "50/second;1500/minute"
     assert config["RATE_LIMIT_TOKEN"] == "20/second;600/minute"
     assert config["RATE_LIMIT_COSTLY"] == "120/minute"
+    assert config["RATE_LIMIT_KEY"] == "200/second;6000/minute"
     assert load_config(environ={"RATE_LIMITS": "false"})["RATE_LIMITS"] is False
 
 
@@ -172,7 +175,64 @@ def test_the_token_limit_is_per_seat_token():
     assert {client.post("/v1/sessions", json=SESSION).status_code for _ in range(5)} == {201}
 
 
-@pytest.mark.parametrize("setting", ["RATE_LIMIT_ADDRESS", "RATE_LIMIT_TOKEN", "RATE_LIMIT_COSTLY"])
+def keyed(config: dict | None = None) -> tuple:
+    """The app with rate limits on and one integrator, and that integrator's key."""
+    key = new_key()
+    return limited({"API_KEYS": f"acme:{digest(key)}", **(config or {})}), f"Bearer {key}"
+
+
+def test_a_backend_with_its_key_is_not_held_to_a_players_limits():
+    app, key = keyed()  # every default limit
+    backend = client_at(app, "10.0.0.30")
+    versus_expert = {**SESSION, "seats": [{"type": "human"}, {"type": "bot", "level": "expert"}]}
+    # 25 creations at once (past the token limit's 20 a second), 15 of them against an
+    # expert (165 cost units, past the costly limit's 120 a minute), then listing, reading
+    # and deleting them all (past the address limit's 50 a second).
+    created = [backend.post("/v1/sessions", json=SESSION, headers={"Authorization": key})
+               for _ in range(10)]
+    created += [backend.post("/v1/sessions", json=versus_expert, headers={"Authorization": key})
+                for _ in range(15)]  # fmt: skip
+    assert [answer.status_code for answer in created] == [201] * 25
+    listed = backend.get("/v1/sessions?limit=100", headers={"Authorization": key})
+    assert listed.status_code == 200 and len(listed.json["sessions"]) == 25
+    for answer in created:
+        url = f"/v1/sessions/{answer.json['id']}"
+        assert backend.get(url, headers={"Authorization": key}).status_code == 200
+        assert backend.delete(url, headers={"Authorization": key}).status_code == 204
+    # Its address is still a player's address for what it sends without its key.
+    statuses = [backend.get("/v1/games").status_code for _ in range(60)]
+    assert 429 in statuses
+
+
+def test_a_key_has_a_limit_of_its_own():
+    acme, zeta = new_key(), new_key()
+    app = limited({"API_KEYS": f"acme:{digest(acme)},zeta:{digest(zeta)}",
+                   "RATE_LIMIT_KEY": "3/minute"})  # fmt: skip
+    backend = client_at(app, "10.0.0.31")
+    statuses = [backend.get("/v1/sessions", headers={"Authorization": f"Bearer {acme}"}).status_code
+                for _ in range(5)]  # fmt: skip
+    assert statuses == [200, 200, 200, 429, 429]
+    refused = backend.get("/v1/sessions", headers={"Authorization": f"Bearer {acme}"})
+    assert refused.json["detail"].startswith("too many requests from this integrator key")
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    # Another key, and the address's requests without a key, are not held up by it.
+    other = backend.get("/v1/sessions", headers={"Authorization": f"Bearer {zeta}"})
+    assert other.status_code == 200
+    assert backend.get("/v1/games").status_code == 200
+
+
+def test_a_bearer_that_is_no_configured_key_counts_as_a_seat_token():
+    app, _ = keyed({"RATE_LIMIT_TOKEN": "3/minute"})
+    client = client_at(app, "10.0.0.32")
+    impostor = f"Bearer {new_key()}"
+    statuses = [client.get("/v1/sessions", headers={"Authorization": impostor}).status_code
+                for _ in range(5)]  # fmt: skip
+    assert statuses == [401, 401, 401, 429, 429]
+
+
+@pytest.mark.parametrize(
+    "setting", ["RATE_LIMIT_ADDRESS", "RATE_LIMIT_TOKEN", "RATE_LIMIT_COSTLY", "RATE_LIMIT_KEY"]
+)
 @pytest.mark.parametrize("text", ["lots", "5/fortnight", "-1/second"])
 def test_a_setting_that_is_no_limit_stops_the_start(setting, text):
     with pytest.raises(ValueError, match=f"{setting}='.*' is not a rate limit"):
