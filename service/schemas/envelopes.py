@@ -829,15 +829,18 @@ class SessionMoveRequest(Schema):
     )
 
 
-# A version, as `after` and Last-Event-ID take it: JSON's largest exact integer at most.
+# A version, as `after` and Last-Event-ID take it: JSON's largest exact integer at most,
+# so a 64-bit integer for typed clients (without a format they make it 32 bits).
 MAX_VERSION = 2**53 - 1
 VERSION = validate.Range(min=0, max=MAX_VERSION)
+INT64 = {"format": "int64"}
 
 
 class SessionStreamQuery(Schema):
     after = fields.Integer(
         validate=VERSION,
         metadata={
+            **INT64,
             "description": "a version: the stream starts with every version after it (as "
             "Last-Event-ID does; the header wins); without either, after the current version"
         },
@@ -860,6 +863,7 @@ class SessionStreamHeaders(Schema):
         data_key="Last-Event-ID",
         validate=VERSION,
         metadata={
+            **INT64,
             "description": "resume after this version (what an EventSource sends on "
             "reconnecting): every later version once, in order"
         },
@@ -870,5 +874,5 @@ class SessionEventsQuery(Schema):
     after = fields.Integer(
         load_default=0,
         validate=VERSION,
-        metadata={"description": "a version: the events of the moves after it"},
+        metadata={**INT64, "description": "a version: the events of the moves after it"},
     )

@@ -131,3 +131,31 @@ def test_cards_have_a_pattern():
 def test_a_state_names_one_of_the_game_s_presets(game):
     preset = SCHEMAS[f"{title_of(game)}ResolvedRules"]["properties"]["preset"]
     assert preset["enum"] == sorted(get_game(game).catalogue()["presets"])
+
+
+INT32_MAX = 2**31 - 1
+
+
+def integers(node: object, where: str = ""):
+    """Every integer schema in `node` (a part of the document), with where it is."""
+    if isinstance(node, dict):
+        if node.get("type") == "integer":
+            yield where, node
+        for key, value in node.items():
+            yield from integers(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from integers(value, f"{where}/{index}")
+
+
+def test_an_integer_that_may_pass_32_bits_says_int64():
+    """Typed generators (OpenAPI Generator's java and go, oapi-codegen) make an integer
+    without a format a 32-bit one: one whose declared range passes that must say `int64`,
+    or the generated client cannot send or read what the service takes (a version as
+    `after` or Last-Event-ID may be up to 2**53 - 1)."""
+    wide = [
+        where
+        for where, schema in integers(DOCUMENT)
+        if schema.get("maximum", 0) > INT32_MAX and schema.get("format") != "int64"
+    ]
+    assert not wide, wide
