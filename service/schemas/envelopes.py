@@ -117,13 +117,20 @@ class RecordPlayerSchema(Schema):
     level = fields.String(metadata={"description": "bot seats only"})
 
 
+# A record's rules and moves are its game's (ResolvedRules, LegalMove), told apart by the
+# record's `game` only: declared as maps of any value, which every generator reads whole.
+# Neither a bare object (typed clients read it as an empty one) nor an anyOf of the games'
+# shapes (generators without a discriminator take the first game that reads the value).
+ANY_OBJECT = {"type": "object", "additionalProperties": True}
+
+
 class RecordMoveSchema(Schema):
     version = fields.Integer(required=True, metadata={"description": "the version it made"})
     seat = fields.Integer(required=True)
-    move = fields.Raw(
+    move = shaped(
+        {**ANY_OBJECT, "description": "the move as POST …/moves and the stateless apply take "
+         "it: its game's LegalMove, as legal-moves writes it"},
         required=True,
-        metadata={JSON_SCHEMA: {"type": "object", "description": "the move as POST "
-                                "…/moves and the stateless apply take it"}},
     )  # fmt: skip
     by = fields.String(
         required=True,
@@ -150,9 +157,9 @@ class MatchRecordSchema(Schema):
         required=True, metadata={JSON_SCHEMA: {"type": "string", "const": "cards-record/1"}}
     )
     game = fields.String(required=True)
-    rules = fields.Raw(
+    rules = shaped(
+        {**ANY_OBJECT, "description": "every option resolved: its game's ResolvedRules"},
         required=True,
-        metadata={JSON_SCHEMA: {"type": "object", "description": "every option resolved"}},
     )
     seats = fields.Integer(required=True, metadata={"description": "the seat count"})
     players = fields.List(fields.Nested(RecordPlayerSchema), required=True)

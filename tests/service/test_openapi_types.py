@@ -159,3 +159,33 @@ def test_an_integer_that_may_pass_32_bits_says_int64():
         if schema.get("maximum", 0) > INT32_MAX and schema.get("format") != "int64"
     ]
     assert not wide, wide
+
+
+def bare_objects(node: object, where: str = ""):
+    """Every object schema in `node` that declares nothing of what it holds."""
+    said = ("properties", "additionalProperties", "patternProperties", "anyOf", "oneOf", "$ref")
+    if isinstance(node, dict):
+        if node.get("type") == "object" and not any(key in node for key in said):
+            yield where
+        for key, value in node.items():
+            yield from bare_objects(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from bare_objects(value, f"{where}/{index}")
+
+
+def test_no_object_is_left_undeclared():
+    """A bare `type: object` reads in typed clients as an object with nothing in it
+    (openapi-typescript's Record<string, never>, orval's zod object that drops every key):
+    a match record's rules and moves would come out empty."""
+    assert not list(bare_objects(DOCUMENT)), list(bare_objects(DOCUMENT))
+
+
+
+def test_a_match_record_s_rules_and_moves_are_read_whole():
+    """Any game's record has them: maps of any value (not an anyOf of the games' shapes,
+    which generators without a discriminator read as the first game's, losing fields)."""
+    rules = SCHEMAS["MatchRecord"]["properties"]["rules"]
+    move = SCHEMAS["RecordMove"]["properties"]["move"]
+    for shape in (rules, move):
+        assert shape["type"] == "object" and shape["additionalProperties"] is True, shape
