@@ -173,3 +173,15 @@ def test_a_game_named_so_that_a_component_of_it_takes_a_service_name_is_refused(
         patch.setitem(registry._GAMES, "record", record)
         with pytest.raises(RuntimeError, match="RecordMove"):
             create_app({"REDIS_URL": None})
+
+
+@pytest.mark.parametrize("game", ["bank", "basra", "tricks"])
+def test_its_view_has_what_the_play_page_reads(client, game):
+    """The play page's shell reads `turn`, `status`, `scores` (one per side) and
+    `hand_sizes` (one per seat) of any game's view (docs/adding-a-game.md): a view without
+    `scores` stopped it drawing the board at the first view, as Tricks' did."""
+    state = client.post(f"/v1/games/{game}/new", json={"seed": "page"}).get_json()["state"]
+    view = client.post(f"/v1/games/{game}/view", json={"state": state, "seat": 0}).get_json()
+    view = view["view"]
+    assert {"turn", "status", "scores", "hand_sizes"} <= set(view), sorted(view)
+    assert 1 <= len(view["scores"]) <= view["seats"] == len(view["hand_sizes"])
