@@ -175,7 +175,7 @@ def test_a_game_named_so_that_a_component_of_it_takes_a_service_name_is_refused(
             create_app({"REDIS_URL": None})
 
 
-@pytest.mark.parametrize("game", ["bank", "basra", "tricks"])
+@pytest.mark.parametrize("game", sorted({*registry.games(), "tricks"}))
 def test_its_view_has_what_the_play_page_reads(client, game):
     """The play page's shell reads `turn`, `status`, `scores` (one per side) and
     `hand_sizes` (one per seat) of any game's view (docs/adding-a-game.md): a view without
