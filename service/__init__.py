@@ -24,7 +24,7 @@ from service.limits import BoundedBody, RateLimits, RateLimitsDocumented, instal
 from service.logs import install_logging
 from service.metrics import install_metrics
 from service.routes import games, health, page, problems, sessions
-from service.schemas import document, spec_yaml
+from service.schemas import document, names_kept, spec_yaml
 
 DOCS_PATH = "/docs"
 
@@ -82,6 +82,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
     document(api.spec)
     install_problems(app)
     register_blueprints(app, api)
+    names_kept(api.spec)
     install_docs(app, api)
     install_front(app)
     return app

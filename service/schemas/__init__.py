@@ -9,7 +9,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from apispec.ext.marshmallow.common import make_schema_key
 
 from engine.game import games
-from service.schemas.derived import game_components
+from service.schemas.derived import game_components, title_of
 from service.schemas.envelopes import (
     CreateSessionRequest,
     per_game,
@@ -17,7 +17,7 @@ from service.schemas.envelopes import (
     written_as_is,
 )
 
-__all__ = ["document", "spec_yaml"]
+__all__ = ["document", "names_kept", "spec_yaml"]
 
 
 def document(spec: apispec.APISpec) -> None:
@@ -35,6 +35,22 @@ def document(spec: apispec.APISpec) -> None:
     # The body of POST /v1/sessions is read by CreateSessionRequest and documented as the
     # union of the games' forms: the route's schema refers to the union by its name.
     plugin.converter.refs[make_schema_key(CreateSessionRequest())] = "CreateSessionRequest"
+
+
+def names_kept(spec: apispec.APISpec) -> None:
+    """Once every route is documented: each of the service's own components has its own
+    name. A game's components are named after the game (`RecordMove` for a game `record`);
+    apispec gives a service component whose name a game took another one (`RecordMove1`),
+    which would change every game's generated clients: refuse that game instead."""
+    converter = next(p for p in spec.plugins if isinstance(p, MarshmallowPlugin)).converter
+    for key, name in converter.refs.items():
+        own = converter.schema_name_resolver(key[0])
+        if own and name != own:
+            taken = [game for game in games() if own.startswith(title_of(game))]
+            raise RuntimeError(
+                f"the component {own!r} of the service is also a component of the game "
+                f"{' or '.join(taken) or '?'} (named after it): rename the game"
+            )
 
 
 class PlainDumper(yaml.SafeDumper):

@@ -117,13 +117,20 @@ class RecordPlayerSchema(Schema):
     level = fields.String(metadata={"description": "bot seats only"})
 
 
+# A record's rules and moves are its game's (ResolvedRules, LegalMove), told apart by the
+# record's `game` only: declared as maps of any value, which every generator reads whole.
+# Neither a bare object (typed clients read it as an empty one) nor an anyOf of the games'
+# shapes (generators without a discriminator take the first game that reads the value).
+ANY_OBJECT = {"type": "object", "additionalProperties": True}
+
+
 class RecordMoveSchema(Schema):
     version = fields.Integer(required=True, metadata={"description": "the version it made"})
     seat = fields.Integer(required=True)
-    move = fields.Raw(
+    move = shaped(
+        {**ANY_OBJECT, "description": "the move as POST …/moves and the stateless apply take "
+         "it: its game's LegalMove, as legal-moves writes it"},
         required=True,
-        metadata={JSON_SCHEMA: {"type": "object", "description": "the move as POST "
-                                "…/moves and the stateless apply take it"}},
     )  # fmt: skip
     by = fields.String(
         required=True,
@@ -150,9 +157,9 @@ class MatchRecordSchema(Schema):
         required=True, metadata={JSON_SCHEMA: {"type": "string", "const": "cards-record/1"}}
     )
     game = fields.String(required=True)
-    rules = fields.Raw(
+    rules = shaped(
+        {**ANY_OBJECT, "description": "every option resolved: its game's ResolvedRules"},
         required=True,
-        metadata={JSON_SCHEMA: {"type": "object", "description": "every option resolved"}},
     )
     seats = fields.Integer(required=True, metadata={"description": "the seat count"})
     players = fields.List(fields.Nested(RecordPlayerSchema), required=True)
@@ -829,15 +836,18 @@ class SessionMoveRequest(Schema):
     )
 
 
-# A version, as `after` and Last-Event-ID take it: JSON's largest exact integer at most.
+# A version, as `after` and Last-Event-ID take it: JSON's largest exact integer at most,
+# so a 64-bit integer for typed clients (without a format they make it 32 bits).
 MAX_VERSION = 2**53 - 1
 VERSION = validate.Range(min=0, max=MAX_VERSION)
+INT64 = {"format": "int64"}
 
 
 class SessionStreamQuery(Schema):
     after = fields.Integer(
         validate=VERSION,
         metadata={
+            **INT64,
             "description": "a version: the stream starts with every version after it (as "
             "Last-Event-ID does; the header wins); without either, after the current version"
         },
@@ -860,6 +870,7 @@ class SessionStreamHeaders(Schema):
         data_key="Last-Event-ID",
         validate=VERSION,
         metadata={
+            **INT64,
             "description": "resume after this version (what an EventSource sends on "
             "reconnecting): every later version once, in order"
         },
@@ -870,5 +881,5 @@ class SessionEventsQuery(Schema):
     after = fields.Integer(
         load_default=0,
         validate=VERSION,
-        metadata={"description": "a version: the events of the moves after it"},
+        metadata={**INT64, "description": "a version: the events of the moves after it"},
     )

@@ -3,12 +3,14 @@ docs/adding-a-game.md walks through) is found by the registry as `engine.tricks`
 listed, played statelessly, documented with typed shapes and hosted against every bot
 level, every answer conforming to the document the service serves."""
 
+from copy import copy
 from dataclasses import replace
 
 import jsonschema_rs
 import pytest
 import yaml
 
+from engine import game as registry
 from engine import shapes
 from engine.bots import LEVELS
 from engine.game import get_game
@@ -158,3 +160,28 @@ def test_a_game_registered_again_under_its_name_is_served_as_it_now_is(monkeypat
         assert taken.status_code == 200, taken.get_json()
         request = served(second)["components"]["schemas"]["TricksNewGameRequest"]
         assert request["properties"]["seats"]["enum"] == [2, 3]
+
+
+def test_a_game_named_so_that_a_component_of_it_takes_a_service_name_is_refused():
+    """A game's components are named after it (`RecordMove` for a game `record`): one
+    that takes the name of a component of the service's own (a match record's
+    `RecordMove`) must stop the app, not rename the service's (to `RecordMove1`, which
+    changes every other game's generated clients)."""
+    with tricks_registered(), pytest.MonkeyPatch.context() as patch:
+        record = copy(get_game("tricks"))
+        record.name = "record"
+        patch.setitem(registry._GAMES, "record", record)
+        with pytest.raises(RuntimeError, match="RecordMove"):
+            create_app({"REDIS_URL": None})
+
+
+@pytest.mark.parametrize("game", sorted({*registry.games(), "tricks"}))
+def test_its_view_has_what_the_play_page_reads(client, game):
+    """The play page's shell reads `turn`, `status`, `scores` (one per side) and
+    `hand_sizes` (one per seat) of any game's view (docs/adding-a-game.md): a view without
+    `scores` stopped it drawing the board at the first view, as Tricks' did."""
+    state = client.post(f"/v1/games/{game}/new", json={"seed": "page"}).get_json()["state"]
+    view = client.post(f"/v1/games/{game}/view", json={"state": state, "seat": 0}).get_json()
+    view = view["view"]
+    assert {"turn", "status", "scores", "hand_sizes"} <= set(view), sorted(view)
+    assert 1 <= len(view["scores"]) <= view["seats"] == len(view["hand_sizes"])

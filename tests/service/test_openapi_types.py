@@ -131,3 +131,61 @@ def test_cards_have_a_pattern():
 def test_a_state_names_one_of_the_game_s_presets(game):
     preset = SCHEMAS[f"{title_of(game)}ResolvedRules"]["properties"]["preset"]
     assert preset["enum"] == sorted(get_game(game).catalogue()["presets"])
+
+
+INT32_MAX = 2**31 - 1
+
+
+def integers(node: object, where: str = ""):
+    """Every integer schema in `node` (a part of the document), with where it is."""
+    if isinstance(node, dict):
+        if node.get("type") == "integer":
+            yield where, node
+        for key, value in node.items():
+            yield from integers(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from integers(value, f"{where}/{index}")
+
+
+def test_an_integer_that_may_pass_32_bits_says_int64():
+    """Typed generators (OpenAPI Generator's java and go, oapi-codegen) make an integer
+    without a format a 32-bit one: one whose declared range passes that must say `int64`,
+    or the generated client cannot send or read what the service takes (a version as
+    `after` or Last-Event-ID may be up to 2**53 - 1)."""
+    wide = [
+        where
+        for where, schema in integers(DOCUMENT)
+        if schema.get("maximum", 0) > INT32_MAX and schema.get("format") != "int64"
+    ]
+    assert not wide, wide
+
+
+def bare_objects(node: object, where: str = ""):
+    """Every object schema in `node` that declares nothing of what it holds."""
+    said = ("properties", "additionalProperties", "patternProperties", "anyOf", "oneOf", "$ref")
+    if isinstance(node, dict):
+        if node.get("type") == "object" and not any(key in node for key in said):
+            yield where
+        for key, value in node.items():
+            yield from bare_objects(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from bare_objects(value, f"{where}/{index}")
+
+
+def test_no_object_is_left_undeclared():
+    """A bare `type: object` reads in typed clients as an object with nothing in it
+    (openapi-typescript's Record<string, never>, orval's zod object that drops every key):
+    a match record's rules and moves would come out empty."""
+    assert not list(bare_objects(DOCUMENT)), list(bare_objects(DOCUMENT))
+
+
+
+def test_a_match_record_s_rules_and_moves_are_read_whole():
+    """Any game's record has them: maps of any value (not an anyOf of the games' shapes,
+    which generators without a discriminator read as the first game's, losing fields)."""
+    rules = SCHEMAS["MatchRecord"]["properties"]["rules"]
+    move = SCHEMAS["RecordMove"]["properties"]["move"]
+    for shape in (rules, move):
+        assert shape["type"] == "object" and shape["additionalProperties"] is True, shape

@@ -2010,8 +2010,10 @@ export interface components {
             /** @description the version it made */
             version: number;
             seat: number;
-            /** @description the move as POST …/moves and the stateless apply take it */
-            move: Record<string, never>;
+            /** @description the move as POST …/moves and the stateless apply take it: its game's LegalMove, as legal-moves writes it */
+            move: {
+                [key: string]: unknown;
+            };
             /**
              * @description who played it: the seat's human, its bot, or the server for a seat whose time ran out or that was absent
              * @enum {string}
@@ -2029,8 +2031,10 @@ export interface components {
             /** @constant */
             format: "cards-record/1";
             game: string;
-            /** @description every option resolved */
-            rules: Record<string, never>;
+            /** @description every option resolved: its game's ResolvedRules */
+            rules: {
+                [key: string]: unknown;
+            };
             /** @description the seat count */
             seats: number;
             players: components["schemas"]["RecordPlayer"][];

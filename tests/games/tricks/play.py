@@ -41,7 +41,8 @@ def apply(state: State, move: Move | dict[str, Any]) -> tuple[State, Events]:
 
 
 def view(state: State, seat: int | None) -> dict[str, Any]:
-    """Its own hand and how many cards the others hold; a spectator sees no hand."""
+    """Its own hand and how many cards the others hold; a spectator sees no hand. `scores`:
+    the points banked, which the play page shows (none before the one deal ends)."""
     data = state.to_json()
     del data["hands"]
     data.pop("seed", None)
@@ -49,4 +50,6 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
     if seat is not None:
         data["hand"] = list(state.hands[seat])
     data["hand_sizes"] = [len(hand) for hand in state.hands]
+    over = state.status == MATCH_OVER
+    data["scores"] = [side["total"] if over else 0 for side in score(state)]
     return data

@@ -48,6 +48,7 @@ SHAPES = GameShapes(
             "seat": nullable(SEAT),
             "hand": cards("the seat's own cards (a seat's view only)"),
             "hand_sizes": per_seat(integer(0)),
+            "scores": per_seat(integer(0, description="points banked: 0 until the deal ends")),
         },
         optional=("hand",),
     ),
