@@ -359,6 +359,21 @@ def test_checks_run_in_order_version_then_turn_then_legality(base):
     assert seats[0].get().json()["version"] == 0
 
 
+
+@pytest.mark.parametrize("key", ["", "k" * 256])
+def test_a_stale_version_is_409_whatever_is_wrong_with_the_key(base, key):
+    """An Idempotency-Key of a length no key has is a 422 on the current version, and on a
+    stale one a 409 like anything else wrong with the move (the contract's order)."""
+    _, seats = start(base, seed="stale key")
+    mover = next(seat for seat in seats.values() if seat.get().json()["moves"])
+    url, bad_key = f"{mover.url}/moves", {"Idempotency-Key": key}
+    current = mover.http.post(url, json={"move": {"card": "AS"}, "version": 0}, headers=bad_key)
+    assert current.status_code == 422 and "Idempotency-Key" in current.json()["errors"]
+    stale = mover.http.post(url, json={"move": {"card": "nonsense"}, "version": 3},
+                            headers=bad_key)  # fmt: skip
+    assert stale.status_code == 409, stale.text
+    assert stale.json()["version"] == 0
+
 def test_bad_bodies_are_problems_naming_the_field(base):
     _, seats = start(base, seed="bodies")
     url = f"{seats[0].url}/moves"
