@@ -15,8 +15,15 @@ from engine.errors import GameError, StateError, shown
 from engine.shapes import MAX_SEED_LENGTH
 
 
-def keys_of(data: object, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
-    """`data` as a state object: every required key there, no key unknown."""
+def keys_of(
+    data: object,
+    required: tuple[str, ...],
+    optional: tuple[str, ...] = (),
+    game: str | None = None,
+) -> dict:
+    """`data` as a state object: every required key there, no key unknown. When its keys are
+    wrong but it names a `game` other than `game`, that is what is wrong with it (another
+    game's state lacks this game's keys)."""
     if not isinstance(data, dict):
         raise StateError("state", "must be an object")
     names = tuple(data)
@@ -26,6 +33,8 @@ def keys_of(data: object, required: tuple[str, ...], optional: tuple[str, ...] =
         len(data) == len(required) or key_set(required + optional).issuperset(data)
     ):
         return data  # every required key there, and no other but the optional ones
+    if game is not None and "game" in data and data["game"] != game:
+        raise StateError("game", f"must be {shown(game)}, not {shown(data['game'])}")
     missing = [key for key in required if key not in data]
     if missing:
         raise StateError(missing[0], "is required")

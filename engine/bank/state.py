@@ -155,7 +155,7 @@ def read_state(data: object) -> State:
     read in the contract's order; a field in the plain form the engine writes is taken at
     once, anything else by its careful reader, which names what is wrong or normalises
     the other accepted forms (`10C`, lowercase)."""
-    data = fields.keys_of(data, REQUIRED, ("seed",))
+    data = fields.keys_of(data, REQUIRED, ("seed",), "bank")
     if data["game"] != "bank":
         raise StateError("game", f'must be "bank", not {shown(data["game"])}')
     try:

@@ -76,7 +76,7 @@ CARDS: Final = frozenset(DECK)
 
 
 def read_state(data: object) -> State:
-    data = fields.keys_of(data, REQUIRED, ("seed",))
+    data = fields.keys_of(data, REQUIRED, ("seed",), "basra")
     if data["game"] != "basra":
         raise StateError("game", f'must be "basra", not {shown(data["game"])}')
     try:

@@ -307,8 +307,12 @@ class Sessions:
             )
         if seat is None:
             raise spectators_cannot("move")
-        key = checked_key(call.key)
         body = call.read_body()
+        try:
+            key = checked_key(call.key)
+        except Unprocessable:  # a malformed key: a stale version is a 409 all the same
+            check_version(record, body)
+            raise
         mark = fingerprint("move", seat, body)
         if key is not None:
             earlier = self.store.answer(call.session_id, digest(key))
@@ -544,13 +548,19 @@ def read_version(body: object) -> int:
     return version
 
 
-def checked_move(record: Record, seat: int, body: dict[str, Any]) -> Any:
-    """The contract's checks after session and token: version, turn, then legality."""
+def check_version(record: Record, body: object) -> None:
+    """A 409 unless the body names the session's current version (a 422 when it names
+    none): a stale version is a 409 whatever else is wrong with the move."""
     version = read_version(body)
     if version != record.version:
         if version > record.version:
             raise StaleVersion(record.version, ahead(record.epoch, record.version, version))
         raise stale(record.version, version)
+
+
+def checked_move(record: Record, seat: int, body: dict[str, Any]) -> Any:
+    """The contract's checks after session and token: version, turn, then legality."""
+    check_version(record, body)
     if record.to_move != seat:
         raise not_your_turn(record.game, record.state, seat)
     # `version` is read; a body holding only it and an object `move` has nothing more for

@@ -8,7 +8,9 @@ from typing import Any
 
 import flask
 import orjson
+from marshmallow import Schema
 from webargs import core
+from werkzeug.exceptions import UnprocessableEntity
 
 from engine.game import most_seats
 from service import requests
@@ -17,6 +19,7 @@ from service.errors import (
     RETRY_AFTER,
     ProblemApi,
     ProblemSchema,
+    Unprocessable,
     UnsupportedBody,
     invalid,
 )
@@ -386,7 +389,7 @@ def add_spectator(session_id: str) -> flask.Response:
 
 
 @blp.route("/<session_id>/stream", methods=["GET"])
-@blp.arguments(SessionStreamQuery, location="query")
+@documented(blp.arguments(SessionStreamQuery, location="query"))
 @blp.response(
     200,
     {"type": "string"},
@@ -401,12 +404,12 @@ def add_spectator(session_id: str) -> flask.Response:
 @blp.doc(operationId="streamSessionEvents", security=SEAT_OR_KEY)
 @documented(blp.arguments(SessionStreamHeaders, location="headers"))
 @failures()
-def stream(query: dict[str, Any], session_id: str) -> flask.Response:
+def stream(session_id: str) -> flask.Response:
     """The session's events as they are committed (seat or spectator token), as the long poll
     filters them. Starts after `Last-Event-ID` or `?after=n`, else after the current version."""
-    after = last_event_id()
+    after = after_checks(session_id, last_event_id)
     if after is None:
-        after = query.get("after")
+        after = after_checks(session_id, partial(query_of, SessionStreamQuery)).get("after")
     messages = sessions().stream(session_id, authorization(), after, client_gone())
     return flask.Response(
         messages,
@@ -427,15 +430,33 @@ def last_event_id() -> int | None:
 
 
 @blp.route("/<session_id>/events", methods=["GET"])
-@blp.arguments(SessionEventsQuery, location="query")
+@documented(blp.arguments(SessionEventsQuery, location="query"))
 @blp.response(200, session_events())
 @blp.doc(operationId="listSessionEvents", security=SEAT_OR_KEY)
 @failures()
-def events(query: dict[str, Any], session_id: str) -> flask.Response:
+def events(session_id: str) -> flask.Response:
     """The events of the moves after version `after`, each tagged with its `version`, as a
     JSON array. When there are none yet it waits (long poll) until one arrives or the bound
     (LONG_POLL_SECONDS) passes, then answers []."""
+    query = after_checks(session_id, partial(query_of, SessionEventsQuery))
     return answer(sessions().events(session_id, authorization(), query["after"], client_gone()))
+
+
+def query_of(schema: type[Schema]) -> dict[str, Any]:
+    """The request's query as `schema` reads it (the one its route documents); a 422 naming
+    `query.<field>` when it does not."""
+    return blp.ARGUMENTS_PARSER.parse(schema(), location="query")
+
+
+def after_checks(session_id: str, read: Callable[[], Any]) -> Any:
+    """What `read()` reads of a follow's request (its query, Last-Event-ID); when that is
+    bad, its 422 only once the session (else 404) and the token (else 401) are known good:
+    the contract's order of checks, as a move has it. The follow checks both again itself."""
+    try:
+        return read()
+    except (Unprocessable, UnprocessableEntity):
+        sessions().authorized(session_id, authorization())
+        raise
 
 
 def client_gone():

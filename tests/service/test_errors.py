@@ -127,6 +127,18 @@ def test_a_state_the_game_cannot_read_is_422_under_state(client, state):
     assert all(path == "state" or path.startswith("state.") for path in problem["errors"])
 
 
+@pytest.mark.parametrize("endpoint", ["legal-moves", "score", "view"])
+@pytest.mark.parametrize(("own", "other"), [("basra", "bank"), ("bank", "basra")])
+def test_another_games_state_is_422_naming_state_game(client, endpoint, own, other):
+    """A whole state of another game says what is wrong with it: its game, not the first
+    key this game's states have and that one lacks."""
+    state = client.post(f"/v1/games/{other}/new", json={"seed": "other"}).get_json()["state"]
+    body = {"state": state, **({"seat": 0} if endpoint == "view" else {})}
+    problem = assert_problem(client.post(f"/v1/games/{own}/{endpoint}", json=body), 422)
+    assert list(problem["errors"]) == ["state.game"]
+    assert f'must be "{own}", not "{other}"' in problem["errors"]["state.game"][0]
+
+
 def test_huge_numbers_in_a_state_never_break_the_answer(client):
     state = client.post("/v1/games/basra/new", json={"seed": "big"}).get_json()["state"]
     state["scores"] = [2**64 - 1, 0]

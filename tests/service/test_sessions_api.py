@@ -310,6 +310,34 @@ def test_an_unknown_session_is_404_before_the_token_is_looked_at(base):
     assert requests.get(f"{base}/v1/sessions/no-such-session", timeout=10).status_code == 404
 
 
+@pytest.mark.parametrize(
+    "path, params, headers",
+    [
+        ("events", {"after": "x"}, {}),
+        ("events", {"after": "-1"}, {}),
+        ("stream", {"after": "x"}, {}),
+        ("stream", {}, {"Last-Event-ID": "seven"}),
+    ],
+)
+def test_a_read_checks_session_then_token_before_its_position(base, path, params, headers):
+    """As for a move: an unknown session is 404 and a missing or wrong token 401, whatever
+    else is wrong with the call; a bad `after` or Last-Event-ID is a 422 only after those."""
+    _, seats = start(base, seed="read order")
+    unknown = f"{base}/v1/sessions/{'0' * 26}/{path}"
+    url = f"{seats[0].url}/{path}"
+    token = {"Authorization": f"Bearer {seats[0].token}"}
+    for target, sent, status in [
+        (unknown, token, 404),
+        (unknown, {}, 404),
+        (url, {}, 401),
+        (url, {"Authorization": "Bearer nope"}, 401),
+        (url, token, 422),
+    ]:
+        answer = requests.get(target, params=params, headers={**headers, **sent}, timeout=10)
+        assert answer.status_code == status, (target, sent, answer.text)
+        assert answer.headers["Content-Type"] == "application/problem+json"
+
+
 def test_checks_run_in_order_version_then_turn_then_legality(base):
     _, seats = start(base, seed="order")
     hand_one = seats[1].get().json()["view"]["hand"]
@@ -330,6 +358,21 @@ def test_checks_run_in_order_version_then_turn_then_legality(base):
     assert bad_capture.status_code == 422
     assert seats[0].get().json()["version"] == 0
 
+
+
+@pytest.mark.parametrize("key", ["", "k" * 256])
+def test_a_stale_version_is_409_whatever_is_wrong_with_the_key(base, key):
+    """An Idempotency-Key of a length no key has is a 422 on the current version, and on a
+    stale one a 409 like anything else wrong with the move (the contract's order)."""
+    _, seats = start(base, seed="stale key")
+    mover = next(seat for seat in seats.values() if seat.get().json()["moves"])
+    url, bad_key = f"{mover.url}/moves", {"Idempotency-Key": key}
+    current = mover.http.post(url, json={"move": {"card": "AS"}, "version": 0}, headers=bad_key)
+    assert current.status_code == 422 and "Idempotency-Key" in current.json()["errors"]
+    stale = mover.http.post(url, json={"move": {"card": "nonsense"}, "version": 3},
+                            headers=bad_key)  # fmt: skip
+    assert stale.status_code == 409, stale.text
+    assert stale.json()["version"] == 0
 
 def test_bad_bodies_are_problems_naming_the_field(base):
     _, seats = start(base, seed="bodies")
