@@ -25,6 +25,9 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     # up to it (WAIT, within REDIS_TIMEOUT_SECONDS; else 503).
     "REDIS_MIN_REPLICAS": (0, int),
     "MAX_BODY_BYTES": (64 * 1024, int),
+    # A request's body must all come within this many seconds (else 408): a stalled or
+    # trickled body holds no connection longer.
+    "BODY_TIMEOUT_SECONDS": (10.0, float),
     "READY_TIMEOUT_SECONDS": (0.5, float),
     "SESSION_TTL_SECONDS": (86400.0, float),
     "LONG_POLL_SECONDS": (25.0, float),
