@@ -448,6 +448,9 @@ class SentinelConnection(SentinelManagedConnection):
         return super().read_response(*args, disconnect_on_error=disconnect_on_error, **options)
 
 
+URL_SCHEMES = frozenset({"redis", "rediss", "unix"})  # what redis-py's from_url takes
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """Where Redis is: a URL (one server, or with `cluster` any node of a Redis Cluster), or
@@ -470,6 +473,10 @@ class Target:
                        master=config["REDIS_SENTINEL_MASTER"])  # fmt: skip
         if not config.get("REDIS_URL"):
             return None
+        if str(config["REDIS_URL"]).partition("://")[0].lower() not in URL_SCHEMES:
+            # Named, not shown: the URL may hold a password.
+            raise ValueError("REDIS_URL is not a Redis URL: redis://[user:password@]host:port/db"
+                             ", rediss://… (TLS) or unix:///path/to/socket")  # fmt: skip
         return cls(config["REDIS_URL"], cluster=bool(config.get("REDIS_CLUSTER")))
 
     def connect(self, timeout: float, max_connections: int, **options: Any) -> Any:
