@@ -47,6 +47,7 @@ from typing import Any
 
 import hiredis
 import redis
+from redis._parsers.base import BaseParser
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
@@ -86,9 +87,20 @@ WAIT_SHARE = 0.8
 
 # What "not answering now" looks like, all of it a 503 and never a 500: the server is down
 # or hung, the pool has no free connection, Redis is out of memory (maxmemory with
-# noeviction), the node is a replica now (READONLY: a failover demoted it), or (on a
+# noeviction), the node is a replica now (READONLY: a failover demoted it), or has too few
+# replicas for its `min-replicas-to-write` (NOREPLICAS), or (on a
 # cluster) a master's slots are being failed over, moved back and forth or held by nobody.
+class NoReplicasError(redis.exceptions.ResponseError):
+    """NOREPLICAS: a primary under `min-replicas-to-write` that has too few replicas in
+    reach (one of them died, or is being resynchronised after a failover) refuses writes.
+    redis-py gives it no class of its own: a plain ResponseError, which was a 500."""
+
+
+# redis-py's parsers (its own and hiredis's) make each error reply's class from this table.
+BaseParser.EXCEPTION_CLASSES.setdefault("NOREPLICAS", NoReplicasError)
+
 UNREACHABLE = (
+    NoReplicasError,
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
     redis.exceptions.OutOfMemoryError,

@@ -92,6 +92,27 @@ def test_a_demoted_redis_readonly_is_a_503(served, redis_url, tmp_path):
     assert answers[0].status_code == 503
 
 
+def test_a_primary_without_its_min_replicas_to_write_is_a_503(served, redis_url):
+    """A primary run with `min-replicas-to-write` (Redis's own durability setting) refuses
+    writes with NOREPLICAS while too few replicas are in reach (one died, or resyncs after a
+    failover): a 503 like READONLY, not a 500 (redis-py gives it no class of its own)."""
+    client = served.test_client()
+    created = client.post("/v1/sessions", json=SESSION).get_json()
+    body = move_of(client, created)
+    with redis.Redis.from_url(redis_url) as admin:
+        admin.config_set("min-replicas-to-write", 1)
+        try:
+            answers = every_call(client, created, body)
+        finally:
+            admin.config_set("min-replicas-to-write", 0)
+    assert_unavailable(answers, frozenset({200, 503}))
+    assert answers[0].status_code == 503  # the creation
+    assert answers[2].status_code == 503  # the move
+    moved = client.post(f"/v1/sessions/{created['id']}/moves", json=body,
+                        headers={**seat_header(created), "Idempotency-Key": "k"})  # fmt: skip
+    assert moved.status_code == 200
+
+
 def test_a_pool_without_a_free_connection_is_a_503_within_the_timeout(redis_url):
     app = create_app({"REDIS_URL": redis_url, "REDIS_MAX_CONNECTIONS": 1,
                       "REDIS_TIMEOUT_SECONDS": 0.5})  # fmt: skip
