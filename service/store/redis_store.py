@@ -85,22 +85,31 @@ MAX_CONNECTIONS = 64
 # Durable mode's WAIT gives up after this share of REDIS_TIMEOUT_SECONDS.
 WAIT_SHARE = 0.8
 
-# What "not answering now" looks like, all of it a 503 and never a 500: the server is down
-# or hung, the pool has no free connection, Redis is out of memory (maxmemory with
-# noeviction), the node is a replica now (READONLY: a failover demoted it), or has too few
-# replicas for its `min-replicas-to-write` (NOREPLICAS), or (on a
-# cluster) a master's slots are being failed over, moved back and forth or held by nobody.
 class NoReplicasError(redis.exceptions.ResponseError):
     """NOREPLICAS: a primary under `min-replicas-to-write` that has too few replicas in
     reach (one of them died, or is being resynchronised after a failover) refuses writes.
     redis-py gives it no class of its own: a plain ResponseError, which was a 500."""
 
 
+class UnpersistedError(redis.exceptions.ResponseError):
+    """MISCONF: a Redis whose last snapshot failed (a full or broken disk) under
+    `stop-writes-on-bgsave-error` (Redis's default with save points) refuses writes until a
+    snapshot works again. A plain ResponseError for redis-py, which was a 500."""
+
+
 # redis-py's parsers (its own and hiredis's) make each error reply's class from this table.
 BaseParser.EXCEPTION_CLASSES.setdefault("NOREPLICAS", NoReplicasError)
+BaseParser.EXCEPTION_CLASSES.setdefault("MISCONF", UnpersistedError)
 
+# What "not answering now" looks like, all of it a 503 and never a 500: the server is down
+# or hung, the pool has no free connection, Redis is out of memory (maxmemory with
+# noeviction), the node is a replica now (READONLY: a failover demoted it), has too few
+# replicas for its `min-replicas-to-write` (NOREPLICAS) or cannot write its snapshot
+# (MISCONF), or (on a cluster) a master's slots are being failed over, moved back and forth
+# or held by nobody.
 UNREACHABLE = (
     NoReplicasError,
+    UnpersistedError,
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
     redis.exceptions.OutOfMemoryError,
