@@ -490,9 +490,21 @@ class Target:
         if listed:
             if not config.get("REDIS_SENTINEL_MASTER"):
                 raise ValueError("REDIS_SENTINELS needs REDIS_SENTINEL_MASTER: the master's name")
+            if config.get("REDIS_CLUSTER"):
+                raise ValueError("REDIS_CLUSTER=true and REDIS_SENTINELS exclude each other: "
+                                 "a cluster fails over by itself")  # fmt: skip
             return cls(None, sentinels=parse_sentinels(listed),
                        master=config["REDIS_SENTINEL_MASTER"])  # fmt: skip
+        # A Redis setting without Redis would quietly mean the in-process store: one worker,
+        # no replica behind any acknowledgement.
+        if config.get("REDIS_SENTINEL_MASTER"):
+            raise ValueError("REDIS_SENTINEL_MASTER needs REDIS_SENTINELS: host:port,…")
         if not config.get("REDIS_URL"):
+            if config.get("REDIS_CLUSTER"):
+                raise ValueError("REDIS_CLUSTER=true needs REDIS_URL: any node of the cluster")
+            if config.get("REDIS_MIN_REPLICAS"):
+                raise ValueError("REDIS_MIN_REPLICAS needs Redis (REDIS_URL or REDIS_SENTINELS):"
+                                 " sessions in process have no replica to wait for")  # fmt: skip
             return None
         if str(config["REDIS_URL"]).partition("://")[0].lower() not in URL_SCHEMES:
             # Named, not shown: the URL may hold a password.

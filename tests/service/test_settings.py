@@ -87,3 +87,20 @@ def test_gunicorn_with_a_bad_setting_exits_naming_it(setting, named):
     )  # fmt: skip
     assert finished.returncode != 0
     assert named in finished.stderr + finished.stdout, finished.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("settings", "says"),
+    [
+        ({"REDIS_CLUSTER": True}, "REDIS_CLUSTER=true needs REDIS_URL"),
+        ({"REDIS_MIN_REPLICAS": 1}, "REDIS_MIN_REPLICAS needs Redis"),
+        ({"REDIS_SENTINEL_MASTER": "m"}, "REDIS_SENTINEL_MASTER needs REDIS_SENTINELS"),
+        ({"REDIS_SENTINELS": "127.0.0.1:26379", "REDIS_SENTINEL_MASTER": "m",
+          "REDIS_CLUSTER": True}, "exclude each other"),
+    ],
+)  # fmt: skip
+def test_a_redis_setting_without_its_redis_stops_the_start(settings, says):
+    """Before, each quietly meant the in-process store: one worker, and with
+    REDIS_MIN_REPLICAS an acknowledgement no replica stood behind."""
+    with pytest.raises(ValueError, match=says):
+        create_app(settings)
