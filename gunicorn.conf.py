@@ -204,7 +204,13 @@ def post_request(worker: Any, req: Any, environ: dict[str, Any], resp: Any) -> N
     """gunicorn hook, after each answer is written: a gevent worker's fair turn, once the
     answers written since the loop last turned have taken a slice. A loop that counts no
     turns (libuv's) steps aside after every answer."""
-    if fair_turns and worker.__class__.__module__ == "gunicorn.workers.ggevent":
+    gevent_worker = worker.__class__.__module__ == "gunicorn.workers.ggevent"
+    sock = environ.get("gunicorn.socket") if environ and gevent_worker else None
+    if sock is not None and sock.timeout is not None:
+        # The answer is out: its writes' bound (SEND_TIMEOUT_SECONDS, service.limits) off
+        # again, so that the wait for a keep-alive connection's next request is gunicorn's.
+        sock.settimeout(None)
+    if fair_turns and gevent_worker:
         import gevent  # only a gevent worker has gevent's hub to yield to
 
         turn, now = getattr(gevent.get_hub().loop, "iteration", None), time.monotonic()

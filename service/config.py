@@ -65,6 +65,9 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     # A request's body must all come within this many seconds (else 408): a stalled or
     # trickled body holds no connection longer.
     "BODY_TIMEOUT_SECONDS": (10.0, number),
+    # Each write of an answer must go out within this many seconds (gevent workers), else
+    # the connection is dropped: a client that does not read holds no connection longer.
+    "SEND_TIMEOUT_SECONDS": (30.0, number),
     "READY_TIMEOUT_SECONDS": (0.5, number),
     "SESSION_TTL_SECONDS": (86400.0, number),
     "LONG_POLL_SECONDS": (25.0, number),

@@ -43,14 +43,16 @@ class BoundedBody:
 
     def __init__(
         self, app: WSGIApp, limit: int, refuse: WSGIApp | None = None,
-        seconds: float | None = None,
+        seconds: float | None = None, send_seconds: float | None = None,
     ) -> None:  # fmt: skip
         self.app = app
         self.limit = limit
         self.refuse = refuse
         self.seconds = seconds
+        self.send_seconds = send_seconds
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        bound_sends(environ, self.send_seconds)
         length = environ.get("CONTENT_LENGTH")
         if length or "HTTP_TRANSFER_ENCODING" not in environ:
             size = decimal(length or "")
@@ -74,6 +76,20 @@ class BoundedBody:
         return self.app(environ, start_response)
 
 
+def bound_sends(environ: dict[str, Any], seconds: float | None) -> None:
+    """Under gevent, each write of an answer to the client's socket gets `seconds`
+    (SEND_TIMEOUT_SECONDS): a client that does not read what it asked for (a slow reader:
+    many large answers pipelined, or a window kept shut) is dropped then, instead of
+    holding its greenlet and its place among the worker's connections for ever. A waiting
+    stream or long poll writes nothing while it waits, so its wait is not bounded by this;
+    the request's head and body have their own bounds (keepalive, BODY_TIMEOUT_SECONDS).
+    gunicorn.conf.py's post_request takes the bound off again once the answer is written,
+    so that it never cuts a keep-alive connection's wait for its next request."""
+    sock = environ.get("gunicorn.socket")
+    if seconds is not None and sock is not None and gevent_patched():
+        sock.settimeout(seconds)
+
+
 def read_within(environ: dict[str, Any], size: int, seconds: float | None) -> bytes | None:
     """At most `size` bytes of the request's body (fewer when it ends first), read within
     `seconds` in all; None when they did not come in time. Under gevent the bound is on the
@@ -88,7 +104,7 @@ def read_within(environ: dict[str, Any], size: int, seconds: float | None) -> by
         try:
             with gevent.Timeout(seconds):
                 return read_at_most(stream, size)
-        except gevent.Timeout:
+        except (gevent.Timeout, TimeoutError):  # the whole body's bound, or one read's
             return None
     sock = environ.get("gunicorn.socket")
     if sock is None:  # not under gunicorn (tests, a development server): no bound

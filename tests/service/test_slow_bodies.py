@@ -128,3 +128,52 @@ def test_stalled_bodies_on_every_connection_do_not_lock_the_others_out(server):
     finally:
         for connection in stalls:
             connection.close()
+
+
+@pytest.fixture(scope="module")
+def send_bounded(tmp_path_factory):
+    """gevent (the default) with a 1 s bound on each write of an answer."""
+    log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
+    with serve(log, within=20.0, RATE_LIMITS="false", SEND_TIMEOUT_SECONDS="1",
+               GUNICORN_WORKER_CONNECTIONS=str(CONNECTIONS)) as running:  # fmt: skip
+        yield running
+
+
+def test_clients_that_do_not_read_their_answers_do_not_lock_the_others_out(send_bounded):
+    """A slow reader: many large answers asked for at once (pipelined) and none read, with
+    the smallest receive window. Its writes stall once the socket's buffers are full, and
+    each is dropped SEND_TIMEOUT_SECONDS later, instead of holding one of the worker's
+    connections for ever."""
+    asked = b"GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n" * 20  # 34 MB
+    readers = []
+    for _ in range(CONNECTIONS * 2):
+        connection = socket.socket()
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        connection.settimeout(30)
+        connection.connect(("127.0.0.1", send_bounded.port))
+        connection.sendall(asked)
+        readers.append(connection)
+    answered: list[int] = []
+
+    def call() -> None:
+        answered.append(requests.get(f"{send_bounded.url}/v1/games", timeout=30).status_code)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    caller.join(timeout=15)
+    try:
+        assert answered == [200]
+    finally:
+        for connection in readers:
+            connection.close()
+
+
+def test_a_keep_alive_connection_outlives_the_send_bound_between_requests(send_bounded):
+    """The bound is on an answer's writes only: a connection idle between two requests
+    longer than it is still served (gunicorn's keep-alive wait, 5 s, decides)."""
+    dropped = send_bounded.log.read_text().count("Socket error")  # slow readers' (above)
+    with requests.Session() as session:
+        assert session.get(f"{send_bounded.url}/v1/games", timeout=10).status_code == 200
+        time.sleep(2.5)
+        assert session.get(f"{send_bounded.url}/v1/games", timeout=10).status_code == 200
+    assert send_bounded.log.read_text().count("Socket error") == dropped
