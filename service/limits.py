@@ -187,7 +187,10 @@ def checked(name: str, config: Mapping[str, Any]) -> list[RateLimitItem]:
     when it is no limit."""
     text = str(config[name] or "")
     try:
-        return sorted(parse_many(text)) if text.strip() else []
+        limits = sorted(parse_many(text)) if text.strip() else []
+        if any(limit.amount < 1 for limit in limits):  # refuses every request: not a limit
+            raise ValueError("a limit of 0")
+        return limits
     except ValueError as error:
         raise ValueError(
             f"{name}={text!r} is not a rate limit like '20/second' or '20/second;600/minute'"

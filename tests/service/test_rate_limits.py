@@ -173,7 +173,9 @@ def test_the_token_limit_is_per_seat_token():
 
 
 @pytest.mark.parametrize("setting", ["RATE_LIMIT_ADDRESS", "RATE_LIMIT_TOKEN", "RATE_LIMIT_COSTLY"])
-@pytest.mark.parametrize("text", ["lots", "5/fortnight", "-1/second"])
+@pytest.mark.parametrize(
+    "text", ["lots", "5/fortnight", "-1/second", "0/second", "10/second;0/hour"]
+)
 def test_a_setting_that_is_no_limit_stops_the_start(setting, text):
     with pytest.raises(ValueError, match=f"{setting}='.*' is not a rate limit"):
         limited({setting: text})
