@@ -15,18 +15,18 @@ from gunicorn import glogging
 wsgi_app = "service.wsgi:app"
 
 
-def setting(name: str, default: str, read: type = int) -> Any:
+def setting(name: str, default: str, read: type = int, least: float = 1) -> Any:
     """The environment's number `name` (else `default`): a word, a fraction for a count, or a
-    count below 1 stops the start with a message naming the setting (before, gunicorn's
-    "invalid literal for int()" named nothing)."""
+    number below `least` stops the start with a message naming the setting (before,
+    gunicorn's "invalid literal for int()" named nothing)."""
     text = os.environ.get(name, default)
     try:
         value = read(text.strip())
     except ValueError:
         value = None
-    if value is None or (read is int and value < 1) or (read is float and not value >= 0):
-        kind = "a whole number of at least 1" if read is int else "a number of seconds"
-        raise SystemExit(f"{name}={text!r} is not {kind}")
+    if value is None or not value >= least or value == float("inf"):
+        kind = "a whole number" if read is int else "a number of seconds"
+        raise SystemExit(f"{name}={text!r} is not {kind} of at least {least:g}")
     return value
 
 # This machine only, unless HOST says otherwise (the Docker image sets 0.0.0.0).
@@ -56,8 +56,8 @@ threads = setting("GUNICORN_THREADS", "8")
 # a few requests' time. GUNICORN_FAIR_TURNS=0 turns this off (to compare worker models).
 fair_turns = os.environ.get("GUNICORN_FAIR_TURNS", "1") != "0"
 TURN_SECONDS = 1e-6  # any delay > 0 waits for the loop's next turn; sleep(0) would not
-SLICE_SECONDS = setting("GUNICORN_SLICE_SECONDS", "0.002", float)
-timeout = setting("GUNICORN_TIMEOUT", "30")
+SLICE_SECONDS = setting("GUNICORN_SLICE_SECONDS", "0.002", float, least=0)
+timeout = setting("GUNICORN_TIMEOUT", "30", least=0)  # 0: gunicorn's no timeout
 graceful_timeout = 10
 keepalive = 5
 
