@@ -13,6 +13,22 @@ import orjson
 from gunicorn import glogging
 
 wsgi_app = "service.wsgi:app"
+
+
+def setting(name: str, default: str, read: type = int, least: float = 1) -> Any:
+    """The environment's number `name` (else `default`): a word, a fraction for a count, or a
+    number below `least` stops the start with a message naming the setting (before,
+    gunicorn's "invalid literal for int()" named nothing)."""
+    text = os.environ.get(name, default)
+    try:
+        value = read(text.strip())
+    except ValueError:
+        value = None
+    if value is None or not value >= least or value == float("inf"):
+        kind = "a whole number" if read is int else "a number of seconds"
+        raise SystemExit(f"{name}={text!r} is not {kind} of at least {least:g}")
+    return value
+
 # This machine only, unless HOST says otherwise (the Docker image sets 0.0.0.0).
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 # Long polls (GET /v1/sessions/{id}/events) wait up to LONG_POLL_SECONDS. Under gevent a
@@ -20,16 +36,16 @@ bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 # moves are served; redis-py and the in-process store's locks cooperate once gevent has
 # monkey-patched the worker. GUNICORN_WORKER_CLASS=gthread restores threads (GUNICORN_THREADS).
 worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gevent")
-worker_connections = int(os.environ.get("GUNICORN_WORKER_CONNECTIONS", "1000"))
+worker_connections = setting("GUNICORN_WORKER_CONNECTIONS", "1000")
 # The rules engine is CPU-bound: one process per core. Without Redis (REDIS_URL or
 # REDIS_SENTINELS) hosted sessions live in one process's memory (the in-process store), so
 # then there is exactly one worker.
 workers = (
-    int(os.environ.get("WEB_CONCURRENCY", os.cpu_count() or 1))
+    setting("WEB_CONCURRENCY", str(os.cpu_count() or 1))
     if os.environ.get("REDIS_URL") or os.environ.get("REDIS_SENTINELS")
     else 1
 )
-threads = int(os.environ.get("GUNICORN_THREADS", "8"))
+threads = setting("GUNICORN_THREADS", "8")
 # Fair turns under gevent: gevent's recv returns at once when the next request of a
 # keep-alive connection has already arrived, so a connection whose client answers fast
 # is served again and again without yielding while the others wait (p99 in the hundreds of
@@ -40,8 +56,8 @@ threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 # a few requests' time. GUNICORN_FAIR_TURNS=0 turns this off (to compare worker models).
 fair_turns = os.environ.get("GUNICORN_FAIR_TURNS", "1") != "0"
 TURN_SECONDS = 1e-6  # any delay > 0 waits for the loop's next turn; sleep(0) would not
-SLICE_SECONDS = float(os.environ.get("GUNICORN_SLICE_SECONDS", "0.002"))
-timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+SLICE_SECONDS = setting("GUNICORN_SLICE_SECONDS", "0.002", float, least=0)
+timeout = setting("GUNICORN_TIMEOUT", "30", least=0)  # 0: gunicorn's no timeout
 graceful_timeout = 10
 keepalive = 5
 
@@ -188,7 +204,13 @@ def post_request(worker: Any, req: Any, environ: dict[str, Any], resp: Any) -> N
     """gunicorn hook, after each answer is written: a gevent worker's fair turn, once the
     answers written since the loop last turned have taken a slice. A loop that counts no
     turns (libuv's) steps aside after every answer."""
-    if fair_turns and worker.__class__.__module__ == "gunicorn.workers.ggevent":
+    gevent_worker = worker.__class__.__module__ == "gunicorn.workers.ggevent"
+    sock = environ.get("gunicorn.socket") if environ and gevent_worker else None
+    if sock is not None and sock.timeout is not None:
+        # The answer is out: its writes' bound (SEND_TIMEOUT_SECONDS, service.limits) off
+        # again, so that the wait for a keep-alive connection's next request is gunicorn's.
+        sock.settimeout(None)
+    if fair_turns and gevent_worker:
         import gevent  # only a gevent worker has gevent's hub to yield to
 
         turn, now = getattr(gevent.get_hub().loop, "iteration", None), time.monotonic()

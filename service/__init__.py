@@ -102,7 +102,9 @@ def install_front(app: flask.Flask) -> None:
         cors=cors_origins(config["CORS_ORIGINS"]) is not None,
     )
     app.wsgi_app = BoundedBody(  # type: ignore[method-assign]
-        RateLimits.of(lean, flask_app, config), config["MAX_BODY_BYTES"]
+        RateLimits.of(lean, flask_app, config), config["MAX_BODY_BYTES"],
+        refuse=flask_app, seconds=float(config["BODY_TIMEOUT_SECONDS"]),
+        send_seconds=float(config["SEND_TIMEOUT_SECONDS"]),
     )
 
 

@@ -5,6 +5,7 @@ import hashlib
 import io
 import logging
 import math
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -30,24 +31,100 @@ READ_SIZE = 64 * 1024
 
 
 class BoundedBody:
-    """A WSGI middleware giving a chunked body (no Content-Length) the same limit as any
-    other. Werkzeug cuts such a stream at MAX_CONTENT_LENGTH without a word, so an oversized
-    chunked JSON body read as malformed JSON (400); here at most limit + 1 bytes are read
-    and handed on with their length as Content-Length, so one byte over is Flask's own 413
-    problem, exactly as for a body that announced its length."""
+    """A WSGI middleware giving every body the same bound in size and in time, whatever its
+    framing. Size: Werkzeug cuts a chunked stream (no Content-Length) at MAX_CONTENT_LENGTH
+    without a word, so an oversized chunked JSON body read as malformed JSON (400); here at
+    most limit + 1 bytes are read and handed on with their length as Content-Length, so one
+    byte over is Flask's own 413 problem, exactly as for a body that announced its length.
+    Time: a body within the limit is read here whole, within `seconds` from its first byte
+    to its last (BODY_TIMEOUT_SECONDS); a client that sends less in that time (a slow or
+    stalled body: a slowloris) gets a 408 problem from `refuse` (Flask). Before, a body that
+    never came held its connection for ever, and a thousand of them held every connection
+    of a gevent worker: nobody else could be answered."""
 
-    def __init__(self, app: WSGIApp, limit: int) -> None:
+    def __init__(
+        self, app: WSGIApp, limit: int, refuse: WSGIApp | None = None,
+        seconds: float | None = None, send_seconds: float | None = None,
+    ) -> None:  # fmt: skip
         self.app = app
         self.limit = limit
+        self.refuse = refuse
+        self.seconds = seconds
+        self.send_seconds = send_seconds
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
-        if environ.get("CONTENT_LENGTH") or "HTTP_TRANSFER_ENCODING" not in environ:
-            return self.app(environ, start_response)
-        body = read_at_most(environ["wsgi.input"], self.limit + 1)
+        bound_sends(environ, self.send_seconds)
+        length = environ.get("CONTENT_LENGTH")
+        if length or "HTTP_TRANSFER_ENCODING" not in environ:
+            size = decimal(length or "")
+            if not size or size > self.limit or self.refuse is None:
+                return self.app(environ, start_response)  # none, or Flask's 413 (or 400)
+        else:
+            size = self.limit + 1  # chunked: one byte past the limit is a 413
+            del environ["HTTP_TRANSFER_ENCODING"]
+        body = read_within(environ, size, self.seconds)
+        if body is None:
+            environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(), "0"
+            if self.refuse is None:
+                raise OSError("the request's body did not come in time")
+            environ[REFUSAL] = Problem(
+                408, f"the request's body did not all come within {self.seconds:g} s; send it "
+                "at once, then the request again",
+            )  # fmt: skip
+            return self.refuse(environ, start_response)
         environ["wsgi.input"] = io.BytesIO(body)
         environ["CONTENT_LENGTH"] = str(len(body))
-        del environ["HTTP_TRANSFER_ENCODING"]
         return self.app(environ, start_response)
+
+
+def bound_sends(environ: dict[str, Any], seconds: float | None) -> None:
+    """Under gevent, each write of an answer to the client's socket gets `seconds`
+    (SEND_TIMEOUT_SECONDS): a client that does not read what it asked for (a slow reader:
+    many large answers pipelined, or a window kept shut) is dropped then, instead of
+    holding its greenlet and its place among the worker's connections for ever. A waiting
+    stream or long poll writes nothing while it waits, so its wait is not bounded by this;
+    the request's head and body have their own bounds (keepalive, BODY_TIMEOUT_SECONDS).
+    gunicorn.conf.py's post_request takes the bound off again once the answer is written,
+    so that it never cuts a keep-alive connection's wait for its next request."""
+    sock = environ.get("gunicorn.socket")
+    if seconds is not None and sock is not None and gevent_patched():
+        sock.settimeout(seconds)
+
+
+def read_within(environ: dict[str, Any], size: int, seconds: float | None) -> bytes | None:
+    """At most `size` bytes of the request's body (fewer when it ends first), read within
+    `seconds` in all; None when they did not come in time. Under gevent the bound is on the
+    whole read (a client trickling a byte at a time does not renew it); under threads
+    (gthread) it is on each read of the socket."""
+    stream = environ["wsgi.input"]
+    if seconds is None:
+        return read_at_most(stream, size)
+    if gevent_patched():
+        import gevent
+
+        try:
+            with gevent.Timeout(seconds):
+                return read_at_most(stream, size)
+        except (gevent.Timeout, TimeoutError):  # the whole body's bound, or one read's
+            return None
+    sock = environ.get("gunicorn.socket")
+    if sock is None:  # not under gunicorn (tests, a development server): no bound
+        return read_at_most(stream, size)
+    before = sock.gettimeout()
+    sock.settimeout(seconds)
+    try:
+        return read_at_most(stream, size)
+    except TimeoutError:
+        return None
+    finally:
+        sock.settimeout(before)
+
+
+def gevent_patched() -> bool:
+    """Whether this process's sockets are gevent's (a gevent worker)."""
+    if "gevent.monkey" not in sys.modules:
+        return False
+    return bool(sys.modules["gevent.monkey"].is_module_patched("socket"))
 
 
 def read_at_most(stream: Any, size: int) -> bytes:
@@ -112,7 +189,10 @@ def checked(name: str, config: Mapping[str, Any]) -> list[RateLimitItem]:
     when it is no limit."""
     text = str(config[name] or "")
     try:
-        return sorted(parse_many(text)) if text.strip() else []
+        limits = sorted(parse_many(text)) if text.strip() else []
+        if any(limit.amount < 1 for limit in limits):  # refuses every request: not a limit
+            raise ValueError("a limit of 0")
+        return limits
     except ValueError as error:
         raise ValueError(
             f"{name}={text!r} is not a rate limit like '20/second' or '20/second;600/minute'"

@@ -49,6 +49,7 @@ from typing import Any
 
 import hiredis
 import redis
+from redis._parsers.base import BaseParser
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
@@ -86,11 +87,31 @@ MAX_CONNECTIONS = 64
 # Durable mode's WAIT gives up after this share of REDIS_TIMEOUT_SECONDS.
 WAIT_SHARE = 0.8
 
+class NoReplicasError(redis.exceptions.ResponseError):
+    """NOREPLICAS: a primary under `min-replicas-to-write` that has too few replicas in
+    reach (one of them died, or is being resynchronised after a failover) refuses writes.
+    redis-py gives it no class of its own: a plain ResponseError, which was a 500."""
+
+
+class UnpersistedError(redis.exceptions.ResponseError):
+    """MISCONF: a Redis whose last snapshot failed (a full or broken disk) under
+    `stop-writes-on-bgsave-error` (Redis's default with save points) refuses writes until a
+    snapshot works again. A plain ResponseError for redis-py, which was a 500."""
+
+
+# redis-py's parsers (its own and hiredis's) make each error reply's class from this table.
+BaseParser.EXCEPTION_CLASSES.setdefault("NOREPLICAS", NoReplicasError)
+BaseParser.EXCEPTION_CLASSES.setdefault("MISCONF", UnpersistedError)
+
 # What "not answering now" looks like, all of it a 503 and never a 500: the server is down
 # or hung, the pool has no free connection, Redis is out of memory (maxmemory with
-# noeviction), the node is a replica now (READONLY: a failover demoted it), or (on a
-# cluster) a master's slots are being failed over, moved back and forth or held by nobody.
+# noeviction), the node is a replica now (READONLY: a failover demoted it), has too few
+# replicas for its `min-replicas-to-write` (NOREPLICAS) or cannot write its snapshot
+# (MISCONF), or (on a cluster) a master's slots are being failed over, moved back and forth
+# or held by nobody.
 UNREACHABLE = (
+    NoReplicasError,
+    UnpersistedError,
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
     redis.exceptions.OutOfMemoryError,
@@ -471,6 +492,9 @@ class SentinelConnection(SentinelManagedConnection):
         return super().read_response(*args, disconnect_on_error=disconnect_on_error, **options)
 
 
+URL_SCHEMES = frozenset({"redis", "rediss", "unix"})  # what redis-py's from_url takes
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """Where Redis is: a URL (one server, or with `cluster` any node of a Redis Cluster), or
@@ -489,10 +513,26 @@ class Target:
         if listed:
             if not config.get("REDIS_SENTINEL_MASTER"):
                 raise ValueError("REDIS_SENTINELS needs REDIS_SENTINEL_MASTER: the master's name")
+            if config.get("REDIS_CLUSTER"):
+                raise ValueError("REDIS_CLUSTER=true and REDIS_SENTINELS exclude each other: "
+                                 "a cluster fails over by itself")  # fmt: skip
             return cls(None, sentinels=parse_sentinels(listed),
                        master=config["REDIS_SENTINEL_MASTER"])  # fmt: skip
+        # A Redis setting without Redis would quietly mean the in-process store: one worker,
+        # no replica behind any acknowledgement.
+        if config.get("REDIS_SENTINEL_MASTER"):
+            raise ValueError("REDIS_SENTINEL_MASTER needs REDIS_SENTINELS: host:port,…")
         if not config.get("REDIS_URL"):
+            if config.get("REDIS_CLUSTER"):
+                raise ValueError("REDIS_CLUSTER=true needs REDIS_URL: any node of the cluster")
+            if config.get("REDIS_MIN_REPLICAS"):
+                raise ValueError("REDIS_MIN_REPLICAS needs Redis (REDIS_URL or REDIS_SENTINELS):"
+                                 " sessions in process have no replica to wait for")  # fmt: skip
             return None
+        if str(config["REDIS_URL"]).partition("://")[0].lower() not in URL_SCHEMES:
+            # Named, not shown: the URL may hold a password.
+            raise ValueError("REDIS_URL is not a Redis URL: redis://[user:password@]host:port/db"
+                             ", rediss://… (TLS) or unix:///path/to/socket")  # fmt: skip
         return cls(config["REDIS_URL"], cluster=bool(config.get("REDIS_CLUSTER")))
 
     def connect(self, timeout: float, max_connections: int, **options: Any) -> Any:

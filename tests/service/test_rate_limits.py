@@ -233,7 +233,9 @@ def test_a_bearer_that_is_no_configured_key_counts_as_a_seat_token():
 @pytest.mark.parametrize(
     "setting", ["RATE_LIMIT_ADDRESS", "RATE_LIMIT_TOKEN", "RATE_LIMIT_COSTLY", "RATE_LIMIT_KEY"]
 )
-@pytest.mark.parametrize("text", ["lots", "5/fortnight", "-1/second"])
+@pytest.mark.parametrize(
+    "text", ["lots", "5/fortnight", "-1/second", "0/second", "10/second;0/hour"]
+)
 def test_a_setting_that_is_no_limit_stops_the_start(setting, text):
     with pytest.raises(ValueError, match=f"{setting}='.*' is not a rate limit"):
         limited({setting: text})

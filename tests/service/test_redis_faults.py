@@ -92,6 +92,61 @@ def test_a_demoted_redis_readonly_is_a_503(served, redis_url, tmp_path):
     assert answers[0].status_code == 503
 
 
+def test_a_primary_without_its_min_replicas_to_write_is_a_503(served, redis_url):
+    """A primary run with `min-replicas-to-write` (Redis's own durability setting) refuses
+    writes with NOREPLICAS while too few replicas are in reach (one died, or resyncs after a
+    failover): a 503 like READONLY, not a 500 (redis-py gives it no class of its own)."""
+    client = served.test_client()
+    created = client.post("/v1/sessions", json=SESSION).get_json()
+    body = move_of(client, created)
+    with redis.Redis.from_url(redis_url) as admin:
+        admin.config_set("min-replicas-to-write", 1)
+        try:
+            answers = every_call(client, created, body)
+        finally:
+            admin.config_set("min-replicas-to-write", 0)
+    assert_unavailable(answers, frozenset({200, 503}))
+    assert answers[0].status_code == 503  # the creation
+    assert answers[2].status_code == 503  # the move
+    moved = client.post(f"/v1/sessions/{created['id']}/moves", json=body,
+                        headers={**seat_header(created), "Idempotency-Key": "k"})  # fmt: skip
+    assert moved.status_code == 200
+
+
+def test_a_redis_that_cannot_write_its_snapshot_misconf_is_a_503(tmp_path):
+    """Redis's defaults (save points, stop-writes-on-bgsave-error) refuse every write with
+    MISCONF once a snapshot failed (a full disk; here its directory is gone): a 503, not a
+    500, and the service serves again once a snapshot works."""
+    with RedisServer(tmp_path / "redis", save="3600 1", stop_writes_on_bgsave_error="yes",
+                     enable_protected_configs="yes") as server:  # fmt: skip
+        app = create_app({"REDIS_URL": server.url, "REDIS_TIMEOUT_SECONDS": 0.5,
+                          "LONG_POLL_SECONDS": 0})  # fmt: skip
+        try:
+            client = app.test_client()
+            created = client.post("/v1/sessions", json=SESSION).get_json()
+            body = move_of(client, created)
+            gone = tmp_path / "gone"
+            gone.mkdir()
+            with redis.Redis.from_url(server.url) as admin:
+                admin.config_set("dir", str(gone))
+                gone.rmdir()
+                admin.bgsave()
+                wait_until(lambda: admin.info("persistence")["rdb_last_bgsave_status"] == "err")
+                try:
+                    answers = every_call(client, created, body)
+                finally:
+                    admin.config_set("dir", str(server.directory))
+                    admin.save()
+            assert_unavailable(answers, frozenset({200, 503}))
+            assert answers[0].status_code == 503  # the creation
+            assert answers[2].status_code == 503  # the move
+            headers = {**seat_header(created), "Idempotency-Key": "k"}
+            moved = client.post(f"/v1/sessions/{created['id']}/moves", json=body, headers=headers)
+            assert moved.status_code == 200
+        finally:
+            app.extensions["sessions"].close()
+
+
 def test_a_pool_without_a_free_connection_is_a_503_within_the_timeout(redis_url):
     app = create_app({"REDIS_URL": redis_url, "REDIS_MAX_CONNECTIONS": 1,
                       "REDIS_TIMEOUT_SECONDS": 0.5})  # fmt: skip
