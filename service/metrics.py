@@ -26,6 +26,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
     multiprocess,
+    values,
 )
 
 from service.auth import bearer_of
@@ -40,6 +41,23 @@ METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 # Long polls last up to LONG_POLL_SECONDS (25 s by default): the buckets reach past it.
 REQUEST_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 STORE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 30)
+
+# In multiprocess mode every observation checks that its process has not forked since
+# (each file is its process's), and os.getpid() is a system call each time: two to five a
+# request, about 12 µs of a stateless request's 300 under load. The id is read once, and
+# again in a child after a fork, which is when it changes; set before any metric's value
+# exists, so that every value is of this class.
+process_id = os.getpid()
+
+
+def forked() -> None:
+    global process_id
+    process_id = os.getpid()
+
+
+os.register_at_fork(after_in_child=forked)
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    values.ValueClass = values.MultiProcessValue(process_identifier=lambda: process_id)
 
 REQUESTS = Histogram(
     "cards_http_request_duration_seconds",

@@ -3,6 +3,7 @@ whole hosted games: the counts add up over both workers, and neither the metrics
 log lines hold a token, a session id (metrics) or a card dealt to a hand."""
 
 import json
+import os
 import re
 import threading
 import time
@@ -214,3 +215,41 @@ def test_metrics_can_be_switched_off(tmp_path):
         answer = requests.get(f"{server.url}/metrics", timeout=10)
         assert answer.status_code == 404
         assert answer.headers["Content-Type"] == "application/problem+json"
+
+
+FORKED = """
+import os, sys
+from service import metrics
+from prometheus_client import CollectorRegistry, multiprocess, generate_latest
+
+metrics.labelled(metrics.SESSIONS, "basra").inc()  # the parent's, in its own file
+child = os.fork()
+if child == 0:
+    metrics.labelled(metrics.SESSIONS, "bank").inc()  # the child's, in the child's file
+    os._exit(0)
+os.waitpid(child, 0)
+files = sorted(name for name in os.listdir(os.environ["PROMETHEUS_MULTIPROC_DIR"]))
+print(" ".join(files))
+registry = CollectorRegistry()
+multiprocess.MultiProcessCollector(registry)
+sys.stdout.write(generate_latest(registry).decode())
+print("pids", os.getpid(), child)
+"""
+
+
+def test_a_forked_worker_counts_in_its_own_file(tmp_path):
+    """The process id is read once, and again after a fork: a value a child counts goes to
+    the child's own file, and the parent's stays in the parent's (gunicorn --preload forks
+    its workers from a master that loaded the app)."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    ran = subprocess.run([sys.executable, "-c", FORKED], env=env, capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    lines = ran.stdout.splitlines()
+    parent, child = lines[-1].split()[1:]
+    assert f"counter_{parent}.db" in lines[0] and f"counter_{child}.db" in lines[0]
+    text = "\n".join(lines[1:-1])
+    assert 'cards_sessions_created_total{game="basra"} 1.0' in text
+    assert 'cards_sessions_created_total{game="bank"} 1.0' in text
