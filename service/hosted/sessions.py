@@ -61,6 +61,8 @@ from service.hosted.tokens import (
     key_reused,
     new_id,
     new_token,
+    opened,
+    sealed,
 )
 from service.hosted.webhooks import Webhook
 from service.keys import Integrators
@@ -146,7 +148,9 @@ class Sessions:
                 if not earlier.startswith(f"{HOLD}{mark}:"):
                     raise key_reused()
                 raise creation_in_progress()
-            kept = orjson.loads(earlier)
+            kept = orjson.loads(opened(earlier, key) or "null")
+            if kept is None:  # sealed under another key of the same digest: never in practice
+                raise key_reused()
             if self.store.load(kept["answer"]["id"]) is not None:
                 if kept["fingerprint"] != mark:
                     raise key_reused()
@@ -161,7 +165,8 @@ class Sessions:
             with contextlib.suppress(StoreUnavailable):  # else the hold expires by itself
                 self.store.settle_creation(held, hold, None)
             raise
-        stored = orjson.dumps({"fingerprint": mark, "answer": answer}).decode()
+        # Sealed: the answer holds the seats' tokens, which are kept nowhere else in clear.
+        stored = sealed(orjson.dumps({"fingerprint": mark, "answer": answer}).decode(), key)
         try:
             self.commits.commit(facts)
         finally:

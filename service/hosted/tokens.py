@@ -1,16 +1,21 @@
 """Identity: session ids, seat and spectator tokens, their digests, the bearer header.
 
-Tokens are random, kept only as their SHA-256 digests and compared in constant time. Ids and
+Tokens are random, kept only as their SHA-256 digests and compared in constant time (the
+one answer that must give them again, a creation's to a retry under its Idempotency-Key, is
+kept sealed under that key: `sealed`). Ids and
 tokens avoid the suit letters C, D, H and S in either case, so no card name can ever appear
 inside one: a byte scan of what a seat receives finds cards only as cards.
 """
 
+import base64
 import hashlib
 import hmac
 import re
 import secrets
 
 import orjson
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from service.errors import KINDS, Problem, Unprocessable, invalid
 
@@ -42,6 +47,31 @@ def new_token() -> str:
 
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def cipher_of(key: str) -> AESGCM:
+    """AES-256-GCM under a key derived from an Idempotency-Key: not from its digest, which
+    is what the store keeps the sealed text under (another preimage, another hash)."""
+    return AESGCM(hashlib.sha256(b"cards-sealed-answer\0" + key.encode()).digest())
+
+
+def sealed(text: str, key: str) -> str:
+    """`text` (an answer holding tokens) encrypted and authenticated under the
+    Idempotency-Key `key`, for the store: only a retry that presents the key opens it."""
+    nonce = secrets.token_bytes(12)
+    return base64.b64encode(nonce + cipher_of(key).encrypt(nonce, text.encode(), None)).decode()
+
+
+def opened(text: str, key: str) -> str | None:
+    """What `sealed` sealed under `key`; None when `key` is not the one it was sealed under
+    (or the text was changed). A JSON text is one kept before answers were sealed."""
+    if text.startswith("{"):
+        return text
+    data = base64.b64decode(text)
+    try:
+        return cipher_of(key).decrypt(data[:12], data[12:], None).decode()
+    except InvalidTag:
+        return None
 
 
 def fingerprint(*parts: object) -> str:

@@ -9,6 +9,7 @@ import orjson
 import pytest
 import requests
 
+from service.hosted.tokens import digest, opened
 from tests.service.sessions_client import Seat, chosen, create, serve
 
 HUMANS = [{"type": "human"}, {"type": "human"}]
@@ -195,6 +196,21 @@ def test_a_retried_creation_gets_the_first_answer(base):
         f"{base}/v1/sessions", json={**body, "seed": "other"}, headers=headers, timeout=10
     )
     assert changed.status_code == 422
+
+
+def test_a_creations_kept_answer_holds_no_token_in_clear(sessions):
+    """The answer a retried creation gets again holds the seats' tokens, which are otherwise
+    kept only as digests: the store keeps it sealed under the Idempotency-Key, and only a
+    retry with that key opens it."""
+    body = {"game": "basra", "seats": HUMANS, "seed": "sealed"}
+    first = sessions.create(body, "create-sealed")
+    kept = sessions.store.remember_creation(digest("create-sealed"), "hold:probe", 30)
+    assert kept is not None and not kept.startswith(("{", "hold:"))
+    for seat in first["seats"]:
+        assert seat["token"] not in kept
+    assert first["id"] not in kept  # nothing of the answer shows
+    assert sessions.create(body, "create-sealed") == first
+    assert opened(kept, "create-other") is None
 
 
 # -- what a seat may see ---------------------------------------------------------------------
