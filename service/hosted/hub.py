@@ -398,6 +398,9 @@ class RedisHub(Hub):
                     self._relay(pubsub)
             except UNREACHABLE as error:
                 self.outage.failed(error)
+            except Exception:  # anything else must not end the listener for good: this
+                # process's readers would then only ever wake at the end of their waits
+                log.exception("live hub: the listener failed; it subscribes again")
             finally:
                 self._subscribed.clear()
                 client.close()

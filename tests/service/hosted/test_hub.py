@@ -153,3 +153,38 @@ def test_the_listener_reconnects_when_redis_hangs_instead_of_waiting_on_a_silent
     lines = [r.getMessage() for r in caplog.records if r.name == "service.live"]
     assert sum("unreachable" in line for line in lines) == 1
     assert sum("reachable again" in line for line in lines) == 1
+
+
+@pytest.mark.parametrize("store_kind", ["redis"])
+def test_the_listener_outlives_an_error_of_its_own_and_subscribes_again(
+    redis_server, open_hosted, caplog
+):
+    """An error that is no outage of Redis (here a message the listener fails to read) is
+    logged and the listener subscribes again: it does not end, leaving this process's
+    readers to wake only at the end of their waits."""
+    hub = open_hosted().hub
+    failing = {"left": 1}
+    session_of = hub.session_of
+
+    def read_once_badly(name: str) -> str | None:
+        if failing["left"]:
+            failing["left"] -= 1
+            raise ValueError("a message the listener could not read")
+        return session_of(name)
+
+    hub.session_of = read_once_badly
+    hub.started()
+    assert hub._subscribed.wait(5)
+    client = redis_server.client()
+    client.publish("cards:{x}:changed", "1 ")  # read badly: the listener subscribes again
+    started = time.monotonic()
+    while failing["left"] == 0 and not any(
+        "listener failed" in r.getMessage() for r in caplog.records
+    ) and time.monotonic() - started < 5:
+        time.sleep(0.05)
+    assert any("listener failed" in r.getMessage() for r in caplog.records)
+    assert hub._listener is not None
+    deadline = time.monotonic() + 5
+    while not hub._subscribed.is_set() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert hub._subscribed.is_set() and hub._listener.is_alive()
