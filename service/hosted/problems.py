@@ -2,6 +2,7 @@
 
 from engine.game import Game
 from service.errors import KINDS, Kind, Problem
+from service.hosted.tokens import issued
 
 
 class StaleVersion(Problem):
@@ -44,9 +45,11 @@ def creation_in_progress() -> Busy:
 
 
 def not_found(session_id: str) -> Problem:
+    """404 for a session; the path's id is named only when it is one this service could
+    have issued: any other text (a token put in its place, say) is not echoed."""
+    named = f"session {session_id!r}" if issued(session_id) else "such session"
     return Problem.of(
-        KINDS["session-not-found"],
-        f"no session {session_id!r}: it never existed, expired or was ended",
+        KINDS["session-not-found"], f"no {named}: it never existed, expired or was ended"
     )
 
 

@@ -180,6 +180,16 @@ def test_every_answer_carries_the_request_id_it_was_given_or_a_fresh_one(client)
     assert unsafe != 'a"b c' and unsafe
 
 
+def test_a_request_id_ending_in_a_newline_is_replaced_not_echoed(client):
+    # `$` matches before a trailing newline: such an id passed the check, then broke the
+    # answer's header (a 500) and went into the log line as given.
+    for given in ("trace-44\n", "trace-44\r\n"):
+        answer = client.get("/livez", environ_overrides={"HTTP_X_REQUEST_ID": given})
+        assert answer.status_code == 200
+        assert "\n" not in answer.headers["X-Request-ID"]
+        assert answer.headers["X-Request-ID"] != given.rstrip()
+
+
 def test_livez_is_always_ok(client):
     response = client.get("/livez")
     assert response.status_code == 200 and response.get_json() == {"status": "ok"}

@@ -326,6 +326,20 @@ def test_an_unknown_session_is_404_before_the_token_is_looked_at(base):
     assert requests.get(f"{base}/v1/sessions/no-such-session", timeout=10).status_code == 404
 
 
+def test_a_404_does_not_echo_a_path_that_is_no_session_id(base):
+    # A seat token put where the id goes (a client's slip) must not come back in the
+    # problem's detail; an id the service could have issued is still named.
+    answer, seats = start(base)
+    token = seats[0].token
+    for path in (token, f"{token}/moves", f"{token}/events", f"{token}/record"):
+        response = requests.get(f"{base}/v1/sessions/{path}", timeout=10,
+                                headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+        assert response.status_code in (404, 405), response.text
+        assert token not in response.text
+    gone = answer["id"][::-1]
+    assert gone in requests.get(f"{base}/v1/sessions/{gone}", timeout=10).text
+
+
 @pytest.mark.parametrize(
     "path, params, headers",
     [
