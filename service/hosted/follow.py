@@ -54,8 +54,13 @@ class Follow:
         until: float | None = None,
         gone: Gone | None = None,
         gauge: Gauge | None = None,
+        look: float | None = None,
     ) -> None:
-        """`gauge` (with METRICS on) counts this reader while it is admitted."""
+        """`gauge` (with METRICS on) counts this reader while it is admitted; `look` (seconds)
+        bounds how long a wait goes without looking whether the session is still there (a
+        session that expires publishes nothing): a long poll, whose QUIET comes only at its
+        end, learns of the expiry then as soon as a stream would."""
+        self.look = look
         self.hub, self.timers, self.record, self.seat = hub, timers, record, seat
         self.after, self.every, self.until = after, every, until
         self.gone = gone or (lambda: False)
@@ -118,6 +123,8 @@ class Follow:
         """How long the next wait lasts: until the next QUIET is due, or less until the turn
         timer runs out or the follow's end; None once the end has come."""
         wait = max(0.0, self.quiet_at - time.monotonic())
+        if self.look is not None:
+            wait = min(wait, self.look)
         if self.until is not None:
             wait = min(wait, self.until - time.monotonic())
             if wait <= 0:

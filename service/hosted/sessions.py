@@ -437,7 +437,9 @@ class Sessions:
         holder = digest(bearer_token(authorization))
         start = record.version if after is None else after
         gauge = (metrics.LONG_POLLS if polling else metrics.STREAMS) if self.metrics else None
-        return Follow(self.hub, self.timers, record, seat, holder, start, every, until, gone, gauge)
+        # Either looks whether the session expired at least every ping_seconds.
+        return Follow(self.hub, self.timers, record, seat, holder, start, every, until, gone, gauge,
+                      look=self.ping_seconds)  # fmt: skip
 
     # -- the match record ------------------------------------------------------------
 

@@ -189,3 +189,24 @@ def test_the_stream_ends_when_its_idle_session_expires(request, kind):
             assert stream.wait_for(lambda s: s.closed)
         assert stream.messages[-1].event == "end" and stream.pings >= 2
         assert seats[1].get().status_code == 404
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_a_long_poll_answers_404_soon_after_its_idle_session_expires(request, kind):
+    """A long poll waiting on a session that expires answers 404 within about a ping's time,
+    as a stream ends, not only at the end of its long-poll bound (holding its reader's place
+    on a session that is gone)."""
+    config = {"SESSION_TTL_SECONDS": 1.0, "STREAM_PING_SECONDS": 0.5, "LONG_POLL_SECONDS": 20}
+    if kind == "redis":
+        config["REDIS_URL"] = request.getfixturevalue("redis_url")
+    with serve(config) as base:
+        created, seats = started(base)
+        begun = time.monotonic()
+        answer = requests.get(
+            f"{base}/v1/sessions/{created['id']}/events",
+            params={"after": 0},
+            headers={"Authorization": f"Bearer {seats[1].token}"},
+            timeout=30,
+        )
+        assert answer.status_code == 404
+        assert time.monotonic() - begun < 5.0
