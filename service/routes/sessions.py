@@ -2,6 +2,7 @@
 
 import select
 import socket
+import time
 from collections.abc import Callable, Mapping
 from functools import partial, wraps
 from typing import Any
@@ -501,8 +502,29 @@ def stale_problem(error: StaleVersion) -> flask.Response:
     return response
 
 
-def store_unavailable(error: StoreUnavailable) -> flask.Response:
-    flask.current_app.logger.warning("session store unavailable: %s", error)
+class Spell:
+    """One warning for a spell of 503s, not one each: an outage under traffic is one log
+    line per process, not a flood (each answer still has its access log line). A spell
+    ends once QUIET_SECONDS pass without one."""
+
+    QUIET_SECONDS = 5.0
+
+    def __init__(self) -> None:
+        self.last = float("-inf")
+
+    def starts(self) -> bool:
+        """Count a 503 now; whether it starts a spell."""
+        now = time.monotonic()
+        starts, self.last = now - self.last > self.QUIET_SECONDS, now
+        return starts
+
+
+def store_unavailable(spell: Spell, error: StoreUnavailable) -> flask.Response:
+    if spell.starts():
+        flask.current_app.logger.warning(
+            "session store unavailable (further 503s are not logged until %g s pass without "
+            "one): %s", Spell.QUIET_SECONDS, error,
+        )  # fmt: skip
     return unavailable("the session store is unavailable; retry shortly").answer()
 
 
@@ -520,4 +542,4 @@ def install(app: flask.Flask, api: ProblemApi) -> None:
     )  # fmt: skip
     api.register_blueprint(blp)
     app.register_error_handler(StaleVersion, stale_problem)
-    app.register_error_handler(StoreUnavailable, store_unavailable)
+    app.register_error_handler(StoreUnavailable, partial(store_unavailable, Spell()))

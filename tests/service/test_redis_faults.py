@@ -229,3 +229,20 @@ def wait_until(condition) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the background loops did not get there in time"
         time.sleep(0.05)
+
+
+def test_the_503s_of_an_outage_are_one_warning_not_one_each(redis_server, redis_url, caplog):
+    """Requests answered 503 while Redis is down: each has its answer (and its access log
+    line), and the app's log says so once for the spell, not once a request."""
+    app = create_app({"REDIS_URL": redis_url, "REDIS_TIMEOUT_SECONDS": 0.3})
+    caplog.set_level(logging.INFO)
+    client = app.test_client()
+    try:
+        redis_server.stop()
+        answers = [client.post("/v1/sessions", json=SESSION) for _ in range(10)]
+        assert_unavailable(answers)
+    finally:
+        redis_server.start()
+        app.extensions["sessions"].close()
+    said = [r for r in caplog.records if "session store unavailable" in r.getMessage()]
+    assert len(said) == 1 and said[0].levelno == logging.WARNING
