@@ -1,30 +1,22 @@
 """An independent reference of Bank's rules, written from bank-rules.md alone (§3 beating,
 §6 legal moves, §16 a move step by step, §11-§14 the end of a deal and of the match) on the
 contract's JSON form, for differential tests against the engine. It shares no code with
-engine/bank: cards, orders and tables are spelled out again here."""
+engine/bank: cards, orders and tables are spelled out again, here and in the suite's
+bank_builders (the order of §0, the points of §1.2, the bonuses of §12.1)."""
 
 import copy
 from collections.abc import Sequence
 from typing import Any
 
+from tests.engine.bank_builders import BONUS, CARD_POINTS, GAME_ORDER, SUITS
+
 State = dict[str, Any]
 Move = tuple  # ("lay", card), ("quad", cards), ("run", cards), ("draw",), ("pass",)
 Events = list[dict[str, Any]]
 
-GAME_ORDER = "6789JQKTA"  # §0, low to high
-SUITS = "CDHS"
-CARD_POINTS = {"A": 12, "T": 10, "K": 5, "Q": 3, "J": 1}  # §1.2
 CANONICAL = {
     rank + suit: index
     for index, (suit, rank) in enumerate((suit, rank) for suit in SUITS for rank in "A6789TJQK")
-}
-BONUS = {  # §12.1
-    "plain": (20, 10, 10),
-    "king": (30, 20, 10),
-    "trump_king": (30, 20, 10),
-    "four_kings": (30, 20, 10),
-    "run": (30, 25, 20),
-    "quad": (75, 75, 75),
 }
 EXTRA_DEALS = 5
 DEAL_CAP = 200
