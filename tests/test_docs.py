@@ -103,6 +103,21 @@ def test_every_request_to_the_service_shown_is_in_a_block_that_runs(page):
             assert language == "sh", f"{page.name}: {text[:80]}"
 
 
+LINK = re.compile(r"\]\(([^)#]+)[^)]*\)")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_page_keeps_its_reader_in_the_repository(page):
+    """A user has only the repository: every relative link leads to a file in it, and no
+    page sends the reader to a contract or spec that is not in it."""
+    text = page.read_text()
+    for target in LINK.findall(text):
+        if not target.startswith(("http://", "https://")):
+            linked = (page.parent / target).resolve()
+            assert linked.is_relative_to(ROOT) and linked.exists(), f"{page.name}: {target}"
+    assert not re.search(r"\bcontract\b|\bspec\b|shared/", text, re.IGNORECASE), page.name
+
+
 def test_every_block_prints_json(ran):
     for page, outputs in ran.items():
         for output in outputs:
