@@ -139,6 +139,16 @@ def test_the_api_walk_throughs_refuse_only_the_moves_they_say_they_refuse(ran):
     assert "does not beat the target" in found[1]["errors"]["move.card"][0]
 
 
+def test_the_problems_the_comments_show_are_the_ones_printed(ran):
+    """A problem a block's comment shows (its `type` and `title`) is one the page printed."""
+    for page in RUN:
+        comments = "\n".join(blocks(page))
+        shown = set(re.findall(r'^#.*"type": "([^"]+)", "title": "([^"]+)"', comments, re.M))
+        printed = {(problem["type"], problem["title"])
+                   for output in ran[page.name] for problem in problems(output)}  # fmt: skip
+        assert shown <= printed, page.name
+
+
 def hosted_walk_through(ran: dict[str, list[str]]) -> str:
     return next(output for output in ran["api.md"] if '"spectators"' in output)
 
