@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from service.hosted.commit import EXPERT_MOVES_PER_STEP, SERVER_MOVES_PER_STEP
 from service.hosted.tokens import digest
 from service.keys import new_key
 from tests.gunicorn_server import Gunicorn, gunicorn
@@ -147,3 +148,14 @@ def test_the_listing_and_the_record_shown_have_the_fields_served(served):
     record = requests.get(f"{session}/record", headers=owner, timeout=10).json()
     assert record["status"] == "match_over"
     agrees(example("format", "game"), record, exact=False)
+
+
+def test_the_bound_on_the_servers_own_play_is_the_one_it_keeps():
+    """Both pages give service.hosted.commit's bound on a step of bot and timeout moves."""
+    api = (ROOT / "docs" / "api.md").read_text()
+    operations = (ROOT / "docs" / "operations.md").read_text()
+    assert f"at most **{SERVER_MOVES_PER_STEP}** such moves (at most {EXPERT_MOVES_PER_STEP}" in api
+    assert (
+        f"at most {SERVER_MOVES_PER_STEP} moves per request or\ntimer firing, of which at most "
+        f"{EXPERT_MOVES_PER_STEP} `expert` searches" in operations
+    )
