@@ -213,3 +213,22 @@ def test_rate_limit_address_refuses_with_a_429_and_never_limits_health(tmp_path)
         assert int(refused.headers["Retry-After"]) >= 1
         for path in ("/livez", "/readyz", "/metrics"):
             assert requests.get(f"{up.url}{path}", timeout=10).status_code == 200
+
+
+def test_the_metrics_table_names_every_metric_the_service_exports(served):
+    """Every metric family /metrics answers (a move's and a stream's included) is a row of
+    the page's table of metrics, and every row one the service defines."""
+    session, token = two_humans(served.url)
+    with requests.get(
+        f"{served.url}/v1/sessions/{session}/stream", headers=bearer(token), stream=True,
+        timeout=10,
+    ) as stream:  # fmt: skip
+        next(stream.iter_lines())
+        scraped = requests.get(
+            f"{served.url}/metrics", headers=bearer("metrics-secret"), timeout=10
+        ).text
+    exported = set(re.findall(r"^# TYPE (cards_\w+) ", scraped, re.MULTILINE))
+    text = (ROOT / "docs" / "operations.md").read_text()
+    rows = set(re.findall(r"^\| `(cards_\w+)`", text, re.MULTILINE))
+    defined = set(re.findall(r'"(cards_\w+)"', (ROOT / "service" / "metrics.py").read_text()))
+    assert exported <= rows == defined
