@@ -116,6 +116,11 @@ def test_without_redis_there_is_one_worker_whatever_web_concurrency_says(served)
     assert len(served.workers()) == 1
 
 
+def test_with_redis_there_are_web_concurrency_workers(redis_url, tmp_path):
+    with gunicorn(tmp_path / "gunicorn.log", REDIS_URL=redis_url, WEB_CONCURRENCY="2") as up:
+        assert len(up.workers()) == 2
+
+
 def test_a_body_over_max_body_bytes_is_a_413(served):
     answer = requests.post(
         f"{served.url}/v1/games/basra/new", json={"seed": "x" * 1200}, timeout=10
