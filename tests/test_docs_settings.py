@@ -1,6 +1,6 @@
-"""docs/operations.md's table of settings against the code that reads them, and a few of
-the behaviours it documents on real gunicorn (the shipped gunicorn.conf.py), as an operator
-would set them in the environment."""
+"""docs/operations.md's tables (settings, metrics, Redis keys) against the code, and a few
+of the behaviours it documents on real gunicorn (the shipped gunicorn.conf.py), as an
+operator would set them in the environment."""
 
 import re
 import time
@@ -10,6 +10,7 @@ import pytest
 import requests
 
 from service.config import SETTINGS
+from service.store import redis_store
 from tests.gunicorn_server import Gunicorn, gunicorn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -237,3 +238,15 @@ def test_the_metrics_table_names_every_metric_the_service_exports(served):
     rows = set(re.findall(r"^\| `(cards_\w+)`", text, re.MULTILINE))
     defined = set(re.findall(r'"(cards_\w+)"', (ROOT / "service" / "metrics.py").read_text()))
     assert exported <= rows == defined
+
+
+def test_the_redis_key_table_names_every_key_the_store_writes():
+    """The store's own layout (its module's docstring) and the page's table name the same
+    keys, placeholders aside."""
+
+    def keys(text: str, pattern: str) -> set[str]:
+        return {re.sub(r"<[^>]*>", "<>", key) for key in re.findall(pattern, text, re.MULTILINE)}
+
+    layout = keys(redis_store.__doc__ or "", r"^    (cards:\S+)")
+    table = keys((ROOT / "docs" / "operations.md").read_text(), r"^\| `(cards:[^`]+)` \|")
+    assert layout <= table and len(layout) >= 10
