@@ -103,6 +103,21 @@ def test_every_request_to_the_service_shown_is_in_a_block_that_runs(page):
             assert language == "sh", f"{page.name}: {text[:80]}"
 
 
+LINK = re.compile(r"\]\(([^)#]+)[^)]*\)")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_page_keeps_its_reader_in_the_repository(page):
+    """A user has only the repository: every relative link leads to a file in it, and no
+    page sends the reader to a contract or spec that is not in it."""
+    text = page.read_text()
+    for target in LINK.findall(text):
+        if not target.startswith(("http://", "https://")):
+            linked = (page.parent / target).resolve()
+            assert linked.is_relative_to(ROOT) and linked.exists(), f"{page.name}: {target}"
+    assert not re.search(r"\bcontract\b|\bspec\b|shared/", text, re.IGNORECASE), page.name
+
+
 def test_every_block_prints_json(ran):
     for page, outputs in ran.items():
         for output in outputs:
@@ -122,6 +137,16 @@ def test_the_api_walk_throughs_refuse_only_the_moves_they_say_they_refuse(ran):
     assert found[0]["errors"] == {"move.card": ["card not in hand: 8D"]}
     assert list(found[1]["errors"]) == ["move.card"]
     assert "does not beat the target" in found[1]["errors"]["move.card"][0]
+
+
+def test_the_problems_the_comments_show_are_the_ones_printed(ran):
+    """A problem a block's comment shows (its `type` and `title`) is one the page printed."""
+    for page in RUN:
+        comments = "\n".join(blocks(page))
+        shown = set(re.findall(r'^#.*"type": "([^"]+)", "title": "([^"]+)"', comments, re.M))
+        printed = {(problem["type"], problem["title"])
+                   for output in ran[page.name] for problem in problems(output)}  # fmt: skip
+        assert shown <= printed, page.name
 
 
 def hosted_walk_through(ran: dict[str, list[str]]) -> str:

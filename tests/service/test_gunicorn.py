@@ -108,6 +108,8 @@ def test_a_request_gunicorn_refuses_is_a_logged_400_not_a_500(gunicorn, length):
         (b"GET /livez HTTP/9.9\r\n", 400),
         (b"GET /livez HTTP/1.1\r\nX-A: a\x00b\r\n", 400),
         (b"GET /livez?" + b"a" * 9000 + b" HTTP/1.1\r\n", 414),
+        (b"GET /livez HTTP/1.1\r\nX-A: " + b"a" * 9000 + b"\r\n", 431),
+        (b"GET /livez HTTP/1.1\r\n" + b"".join(b"X-%d: a\r\n" % i for i in range(101)), 431),
     ],
 )
 def test_a_request_gunicorn_refuses_is_answered_with_problem_details(

@@ -173,10 +173,13 @@ def test_api_keys_are_read_strictly():
 
 
 def test_the_key_command_prints_a_fresh_key_and_its_entry():
-    out = subprocess.run(
+    """And nothing else: run as a module the package imports, Python warned of it."""
+    done = subprocess.run(
         [sys.executable, "-m", "service.keys", "new", "acme"],
         capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+    )  # fmt: skip
+    assert done.stderr == ""
+    out = done.stdout
     key = out.split("key (shown once, give it to the integrator): ")[1].split()[0]
     entry = out.split("API_KEYS entry: ")[1].split()[0]
     assert entry == f"acme:{digest(key)}"

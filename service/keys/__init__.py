@@ -12,8 +12,6 @@ prints a fresh random key (260 bits) once, and the entry to add to `API_KEYS`.
 
 import hmac
 import re
-import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.hosted.tokens import TOKEN_LENGTH, Unauthorized, bearer_token, digest, random_text
@@ -76,17 +74,3 @@ class Integrators:
                 "the bearer token is not a configured integrator key", "invalid_token"
             )
         return owner
-
-
-def main(argv: Sequence[str]) -> int:
-    if len(argv) != 2 or argv[0] != "new" or not NAME.fullmatch(argv[1]):
-        print("usage: python -m service.keys new NAME  (NAME: 1 to 64 of A-Z a-z 0-9 . _ -)")
-        return 2
-    key = new_key()
-    print(f"key (shown once, give it to the integrator): {key}")
-    print(f"API_KEYS entry: {argv[1]}:{digest(key)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
