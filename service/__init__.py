@@ -75,6 +75,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> flask.Flask:
         # First, so its clock starts before any other hook can answer the request.
         install_metrics(app)
     install_request_id(app)
+    install_record_bounds(app)
     install_cors(app, settings)
     install_no_store(app)
     install_rate_limits(app)
@@ -102,10 +103,29 @@ def install_front(app: flask.Flask) -> None:
         cors=cors_origins(config["CORS_ORIGINS"]) is not None,
     )
     app.wsgi_app = BoundedBody(  # type: ignore[method-assign]
-        RateLimits.of(lean, flask_app, config), config["MAX_BODY_BYTES"],
-        refuse=flask_app, seconds=float(config["BODY_TIMEOUT_SECONDS"]),
+        RateLimits.of(lean, flask_app, config),
+        config["MAX_BODY_BYTES"],
+        refuse=flask_app,
+        seconds=float(config["BODY_TIMEOUT_SECONDS"]),
         send_seconds=float(config["SEND_TIMEOUT_SECONDS"]),
+        bounds=dict.fromkeys(replay_paths(), config["MAX_RECORD_BYTES"]),
     )
+
+
+def replay_paths() -> frozenset[str]:
+    """Where match records are replayed: their bodies are bounded by MAX_RECORD_BYTES."""
+    return frozenset(f"{stateless.PREFIX}/{name}/replay" for name in registered_games())
+
+
+def install_record_bounds(app: flask.Flask) -> None:
+    """Flask takes a replayed record up to MAX_RECORD_BYTES, as BoundedBody does: a whole
+    match's record is larger than MAX_BODY_BYTES."""
+    paths = replay_paths()
+
+    @app.before_request
+    def take_records() -> None:
+        if flask.request.path in paths:
+            flask.request.max_content_length = app.config["MAX_RECORD_BYTES"]
 
 
 def register_blueprints(app: flask.Flask, api: ProblemApi) -> None:

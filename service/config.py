@@ -62,6 +62,9 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     # up to it (WAIT, within REDIS_TIMEOUT_SECONDS; else 503).
     "REDIS_MIN_REPLICAS": (0, whole),
     "MAX_BODY_BYTES": (64 * 1024, whole),
+    # A match record sent to POST /v1/games/{game}/replay may be this large instead: a whole
+    # Bank match's record is over MAX_BODY_BYTES (a default three-seat one ~70 KB).
+    "MAX_RECORD_BYTES": (4 * 1024 * 1024, whole),
     # A request's body must all come within this many seconds (else 408): a stalled or
     # trickled body holds no connection longer.
     "BODY_TIMEOUT_SECONDS": (10.0, number),

@@ -200,9 +200,7 @@ class Problem(Exception):
         return Problem(kind.status, detail, headers=headers, kind=kind)
 
     def answer(self) -> flask.Response:
-        return problem(
-            self.status, self.detail, self.errors, self.headers, self.choices, self.kind
-        )
+        return problem(self.status, self.detail, self.errors, self.headers, self.choices, self.kind)
 
 
 class Unprocessable(Problem):
@@ -307,7 +305,7 @@ def http_problem(error: HTTPException) -> flask.Response:
         errors = webargs_errors(error)
         return problem(422, summary(errors), errors, headers)
     if status == 413:
-        limit = flask.current_app.config["MAX_CONTENT_LENGTH"]
+        limit = flask.request.max_content_length
         return problem(413, f"the body is over the limit of {limit} bytes", headers=headers)
     return problem(status, error.description or HTTPStatus(status).phrase, headers=headers)
 

@@ -45,22 +45,25 @@ class BoundedBody:
     def __init__(
         self, app: WSGIApp, limit: int, refuse: WSGIApp | None = None,
         seconds: float | None = None, send_seconds: float | None = None,
+        bounds: Mapping[str, int] | None = None,
     ) -> None:  # fmt: skip
         self.app = app
         self.limit = limit
+        self.bounds = bounds or {}  # paths with a limit of their own
         self.refuse = refuse
         self.seconds = seconds
         self.send_seconds = send_seconds
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         bound_sends(environ, self.send_seconds)
+        limit = self.bounds.get(environ.get("PATH_INFO", ""), self.limit)
         length = environ.get("CONTENT_LENGTH")
         if length or "HTTP_TRANSFER_ENCODING" not in environ:
             size = decimal(length or "")
-            if not size or size > self.limit or self.refuse is None:
+            if not size or size > limit or self.refuse is None:
                 return self.app(environ, start_response)  # none, or Flask's 413 (or 400)
         else:
-            size = self.limit + 1  # chunked: one byte past the limit is a 413
+            size = limit + 1  # chunked: one byte past the limit is a 413
             del environ["HTTP_TRANSFER_ENCODING"]
         body = read_within(environ, size, self.seconds)
         if body is None:

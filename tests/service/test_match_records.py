@@ -238,3 +238,33 @@ def test_over_http_the_record_replays_and_a_tampered_one_is_a_422(base):
     assert refusal.headers["Content-Type"] == "application/problem+json"
     assert "record.seed" in refusal.json()["errors"]
     assert requests.get(f"{url}/record", timeout=30).status_code == 401
+
+
+def test_a_record_larger_than_any_other_body_replays_up_to_max_record_bytes():
+    """A whole match's record outgrows MAX_BODY_BYTES (a default three-seat Bank match's is
+    ~70 KB, over the default 64 KB): the replay routes take records up to MAX_RECORD_BYTES,
+    every other route keeps its bound."""
+    from service import create_app
+
+    client = create_app({"MAX_BODY_BYTES": 4096, "MAX_RECORD_BYTES": 500_000}).test_client()
+    seats = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
+    body = {"game": "bank", "rules": SHORT["bank"], "seats": seats, "seed": "large"}
+    created = client.post("/v1/sessions", json=body).get_json()
+    url, auth = (
+        f"/v1/sessions/{created['id']}",
+        {"Authorization": bearer(created["seats"][0]["token"])},
+    )
+    while moves := (answer := client.get(url, headers=auth).get_json())["moves"]:
+        move = {"move": moves[0], "version": answer["version"]}
+        assert client.post(f"{url}/moves", json=move, headers=auth).status_code == 200
+    record = client.get(f"{url}/record", headers=auth).get_json()
+    assert len(orjson.dumps({"record": record})) > 4096
+    replayed = client.post("/v1/games/bank/replay", json={"record": record})
+    assert replayed.status_code == 200
+    assert replayed.get_json()["verified"] == {"commitment": True, "moves": len(record["moves"])}
+    assert (
+        client.post("/v1/games/bank/score", json={"state": {"pad": "x" * 4096}}).status_code == 413
+    )
+    padded = client.post("/v1/games/bank/replay", json={"record": {**record, "pad": "x" * 500_000}})
+    assert padded.status_code == 413
+    assert padded.get_json()["detail"] == "the body is over the limit of 500000 bytes"
