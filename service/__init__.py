@@ -23,6 +23,7 @@ from service.lean import LeanPath
 from service.limits import BoundedBody, RateLimits, RateLimitsDocumented, install_rate_limits
 from service.logs import install_logging
 from service.metrics import install_metrics
+from service.replay import replay_paths
 from service.routes import games, health, page, problems, sessions
 from service.schemas import document, names_kept, spec_yaml
 
@@ -110,11 +111,6 @@ def install_front(app: flask.Flask) -> None:
         send_seconds=float(config["SEND_TIMEOUT_SECONDS"]),
         bounds=dict.fromkeys(replay_paths(), config["MAX_RECORD_BYTES"]),
     )
-
-
-def replay_paths() -> frozenset[str]:
-    """Where match records are replayed: their bodies are bounded by MAX_RECORD_BYTES."""
-    return frozenset(f"{stateless.PREFIX}/{name}/replay" for name in registered_games())
 
 
 def install_record_bounds(app: flask.Flask) -> None:

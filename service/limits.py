@@ -22,6 +22,7 @@ from service.auth import bearer_of
 from service.errors import Problem
 from service.keys import Integrators
 from service.logs import Outage
+from service.replay import replay_paths
 from service.requests import decimal
 from service.stateless import PREFIX
 from service.store.redis_store import Target
@@ -157,12 +158,16 @@ RETRY_SECONDS = 5.0
 SCOPES = {
     "address": "this client address",
     "token": "this seat token",
-    "costly": "this client address in cost units (a creation costs 1 + 10 per expert bot)",
+    "costly": "this client address in cost units (a creation costs 1 + 10 per expert bot, an "
+    "expert hint 10, a replay 1 + 1 a 64 KiB of its record)",
     "key": "this integrator key",
 }
 # RATE_LIMIT_COSTLY's units: what an expert bot's search costs beside a plain request
 # (~0.1 s of CPU against a few ms; `python -m bench.bots`).
 EXPERT_COST = 10
+# A replayed match record costs a unit for each this many bytes of it, at least one: about a
+# thousand moves, some 12 ms of CPU (`service.replay`).
+RECORD_BYTES_PER_COST = 64 * 1024
 CREATE_PATH = "/v1/sessions"
 logger = logging.getLogger(__name__)
 
@@ -203,15 +208,24 @@ def checked(name: str, config: Mapping[str, Any]) -> list[RateLimitItem]:
 
 
 def request_cost(
-    environ: dict[str, Any], hints: frozenset[str], max_body: int, seats_counted: int
+    environ: dict[str, Any],
+    hints: frozenset[str],
+    replays: frozenset[str],
+    max_body: int,
+    seats_counted: int,
 ) -> int:
     """What a request costs a worker's CPU, in units of a plain request: a session creation
     1 plus EXPERT_COST per expert bot seat among its first `seats_counted` (the most seats
     any game allows: more is a 422 anyway; their opening moves are searched before the
-    answer), an expert hint EXPERT_COST; 0 for anything else, which RATE_LIMIT_COSTLY then
-    does not count. The body is read for it and handed on, unread, to the app."""
+    answer), an expert hint EXPERT_COST, a replay 1 plus one a RECORD_BYTES_PER_COST of its
+    record; 0 for anything else, which RATE_LIMIT_COSTLY then does not count. A creation's
+    or hint's body is read for it and handed on, unread, to the app."""
     path = environ.get("PATH_INFO", "")
-    if environ["REQUEST_METHOD"] != "POST" or not (path == CREATE_PATH or path in hints):
+    if environ["REQUEST_METHOD"] != "POST":
+        return 0
+    if path in replays:  # its size says its cost: no need to read it
+        return 1 + (decimal(environ.get("CONTENT_LENGTH", "")) or 0) // RECORD_BYTES_PER_COST
+    if not (path == CREATE_PATH or path in hints):
         return 0
     length = decimal(environ.get("CONTENT_LENGTH", ""))
     if length is None or length > max_body:
@@ -244,6 +258,7 @@ class RateLimits:
         self, app: WSGIApp, refuse: WSGIApp, config: Mapping[str, Any], hints: frozenset[str]
     ) -> None:
         self.app, self.refuse, self.hints = app, refuse, hints
+        self.replays = replay_paths()
         # Read from the registry, as the hints are: a game may seat more than the shipped.
         self.seats_counted = most_seats()
         self.max_body = int(config["MAX_BODY_BYTES"])
@@ -296,7 +311,9 @@ class RateLimits:
             if hashed is not None:
                 counted.append(("token", hashed, 1))
         if self.limits["costly"] and counted[0][0] == "address":
-            cost = request_cost(environ, self.hints, self.max_body, self.seats_counted)
+            cost = request_cost(
+                environ, self.hints, self.replays, self.max_body, self.seats_counted
+            )
             if cost:
                 counted.append(("costly", address, cost))
         for scope, key, cost in counted:

@@ -4,16 +4,30 @@ plays every move through the game protocol as the session did, checking that eac
 seat to move's and legal. Nothing here knows a game: a new game is replayed as it is."""
 
 import hashlib
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from engine.errors import GameError
-from engine.game import Game
+from engine.game import Game, games
 from engine.shapes import MAX_SEED_LENGTH
 from service import requests
 from service.errors import Unprocessable, invalid
+from service.hosted.commit import YIELD_SECONDS
+from service.stateless import PREFIX
 
 TIMEOUT = "timeout"
+# A replay yields after this many moves (a greenlet under gevent), as the server's own play
+# does between two decisions: a record may be up to MAX_RECORD_BYTES, a long match's
+# thousands of moves at about 12 µs each, and the worker's other requests are answered
+# meanwhile rather than after it.
+MOVES_BETWEEN_YIELDS = 256
+
+
+def replay_paths() -> frozenset[str]:
+    """Where match records are replayed, one path a game: their bodies are bounded by
+    MAX_RECORD_BYTES, not MAX_BODY_BYTES, and their cost counts by their size."""
+    return frozenset(f"{PREFIX}/{name}/replay" for name in games())
 
 
 def replay(game: Game, record: object) -> dict[str, Any]:
@@ -39,6 +53,8 @@ def replay(game: Game, record: object) -> dict[str, Any]:
     state = dealt(game, record.get("rules"), record.get("seats"), seed)
     events: list[list[dict[str, Any]]] = []
     for number, entry in enumerate(moves):
+        if number and not number % MOVES_BETWEEN_YIELDS:
+            time.sleep(YIELD_SECONDS)
         state, played = replayed(game, state, entry, f"record.moves.{number}")
         events.append(played)
     return {

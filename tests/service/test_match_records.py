@@ -268,3 +268,26 @@ def test_a_record_larger_than_any_other_body_replays_up_to_max_record_bytes():
     padded = client.post("/v1/games/bank/replay", json={"record": {**record, "pad": "x" * 500_000}})
     assert padded.status_code == 413
     assert padded.get_json()["detail"] == "the body is over the limit of 500000 bytes"
+
+
+def test_a_long_replay_lets_the_workers_other_requests_run(monkeypatch):
+    """Between its moves a replay yields (a greenlet under gevent) every
+    MOVES_BETWEEN_YIELDS, as the server's own play does: a long match's record is
+    thousands of moves, and no request may hold its worker that long."""
+    from service import replay as replaying
+
+    game, picks, seed = get_game("bank"), random.Random(5), "long"
+    state, moves = game.new({"preset": "classic"}, 4, seed), []
+    while (mover := game.to_move(state)) is not None:
+        move = picks.choice(game.legal_moves(state))
+        moves.append({"version": len(moves) + 1, "seat": mover, "by": "bot",
+                      "move": game.write_move(state, move)})  # fmt: skip
+        state, _ = game.apply(state, move)
+    assert len(moves) > 2 * replaying.MOVES_BETWEEN_YIELDS
+    record = {"rules": {"preset": "classic"}, "seats": 4, "seed": seed, "moves": moves,
+              "commitment": hashlib.sha256(seed.encode()).hexdigest()}  # fmt: skip
+    slept: list[float] = []
+    monkeypatch.setattr(replaying.time, "sleep", slept.append)
+    assert replay(game, record)["verified"]["moves"] == len(moves)
+    assert len(slept) == (len(moves) - 1) // replaying.MOVES_BETWEEN_YIELDS
+    assert set(slept) == {replaying.YIELD_SECONDS}

@@ -17,6 +17,7 @@ from service import create_app
 from service.config import load_config
 from service.hosted.tokens import digest
 from service.keys import new_key
+from service.limits import RECORD_BYTES_PER_COST
 from tests.gunicorn_server import gunicorn
 from tests.service.hosted_games import play_out, start
 from tests.service.new_game import tricks_registered
@@ -188,8 +189,10 @@ def test_a_backend_with_its_key_is_not_held_to_a_players_limits():
     # 25 creations at once (past the token limit's 20 a second), 15 of them against an
     # expert (165 cost units, past the costly limit's 120 a minute), then listing, reading
     # and deleting them all (past the address limit's 50 a second).
-    created = [backend.post("/v1/sessions", json=SESSION, headers={"Authorization": key})
-               for _ in range(10)]
+    created = [
+        backend.post("/v1/sessions", json=SESSION, headers={"Authorization": key})
+        for _ in range(10)
+    ]
     created += [backend.post("/v1/sessions", json=versus_expert, headers={"Authorization": key})
                 for _ in range(15)]  # fmt: skip
     assert [answer.status_code for answer in created] == [201] * 25
@@ -336,3 +339,19 @@ def test_a_redis_cluster_counts_the_limits(redis_cluster_url):
         assert again.get("/v1/games").status_code == 429
     finally:
         app.extensions["sessions"].close()
+
+
+def test_a_replay_costs_by_the_size_of_its_record():
+    """A replay plays every move of its record: one unit, and one more a
+    RECORD_BYTES_PER_COST of it, counted before the record is read (a record that does not
+    check out costs the same)."""
+    app = limited({"RATE_LIMIT_COSTLY": "6/minute", "RATE_LIMIT_ADDRESS": ""})
+    client = client_at(app, "10.0.0.16")
+    large = {"record": {"pad": "x" * (2 * RECORD_BYTES_PER_COST)}}  # 1 + 2 units
+    assert [client.post("/v1/games/bank/replay", json=large).status_code for _ in range(3)] == (
+        [422, 422, 429]
+    )
+    small = client_at(app, "10.0.0.17")
+    statuses = [small.post("/v1/games/basra/replay", json={"record": {}}).status_code
+                for _ in range(7)]  # fmt: skip
+    assert statuses == [422] * 6 + [429]
