@@ -87,6 +87,7 @@ MAX_CONNECTIONS = 64
 # Durable mode's WAIT gives up after this share of REDIS_TIMEOUT_SECONDS.
 WAIT_SHARE = 0.8
 
+
 class NoReplicasError(redis.exceptions.ResponseError):
     """NOREPLICAS: a primary under `min-replicas-to-write` that has too few replicas in
     reach (one of them died, or is being resynchronised after a failover) refuses writes.
@@ -132,14 +133,24 @@ DEMOTED = "WAIT cannot be used with replica instances"
 # the script's `durable` argument '1'), when the Redis now serving is a replica promoted from
 # that one (its previous replication id, master_replid2, is that one's): every write it
 # acknowledged had reached a replica first, so nothing a client was told is lost, and a
-# client must not see a failover as anything but 503s while it lasts.
+# client must not see a failover as anything but 503s while it lasts. A primary restarted
+# from an RDB file takes the file's replication id as its previous one too, and the file may
+# be older than its last acknowledged writes: it is told apart by its replication backlog,
+# which starts where the file ends (repl_backlog_first_byte_offset = second_repl_offset),
+# where a promoted replica's holds the stream it received before the switch. (A promoted
+# replica whose backlog has wrapped past the switch by the session's next access, or that
+# received nothing between its last full sync and the switch, grows the epoch: the service
+# cannot tell it from a restart then.)
 EPOCH = """
 local function incarnation()
   return string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 end
 local function lineage()
   local info = redis.call('INFO', 'replication')
-  return string.match(info, 'master_replid:(%w+)'), string.match(info, 'master_replid2:(%w+)')
+  local function offset(name) return tonumber(string.match(info, name .. ':(-?%d+)')) end
+  local replicated = offset('repl_backlog_first_byte_offset') < offset('second_repl_offset')
+  return string.match(info, 'master_replid:(%w+)'),
+         replicated and string.match(info, 'master_replid2:(%w+)')
 end
 local function same_incarnation(key, durable)
   local now = incarnation()

@@ -21,6 +21,7 @@ from tests.redis_sentinel import MASTER, SentinelSet
 from tests.redis_server import RedisServer
 from tests.service.hosted_games import Load, check_history, seat_view
 from tests.service.live_client import Stream
+from tests.service.sessions_client import serve
 
 pytestmark = pytest.mark.slow
 
@@ -87,9 +88,10 @@ def test_a_write_to_a_node_turned_replica_is_a_503_not_a_500(tmp_path):
     """WAIT on a node that is a replica now (a failover demoted it between the script and
     WAIT) answers an error of its own, not READONLY: it is a 503 like any failover. A
     writable replica shows it, its script running and its WAIT refused."""
-    with RedisServer(tmp_path / "primary") as primary, RedisServer(
-        tmp_path / "replica", replica_read_only="no"
-    ) as replica:
+    with (
+        RedisServer(tmp_path / "primary") as primary,
+        RedisServer(tmp_path / "replica", replica_read_only="no") as replica,
+    ):
         with replica.client() as client:
             client.replicaof("127.0.0.1", primary.port)
         app = create_app({"REDIS_URL": replica.url, "REDIS_MIN_REPLICAS": 1,
@@ -146,6 +148,40 @@ def test_an_answer_waits_for_a_replica_and_a_retry_after_its_503_is_safe(replica
         assert stale.status_code == 409
     finally:
         app.extensions["sessions"].close()
+
+
+def test_a_durable_primary_back_from_an_older_rdb_file_grows_the_epoch(replicated):
+    """A primary restarted from an RDB file saved before its last acknowledged move (a
+    crash restarted faster than any failover) takes the file's replication id as its
+    previous one, as a promoted replica does; its replica then resyncs from it, and the move
+    is lost everywhere. The epoch says so, as for any restart from files: before, durable
+    mode took the restart for a failover and kept epoch 0 on the rolled-back session."""
+    primary, _ = replicated
+    with serve({"REDIS_URL": primary.url, "REDIS_MIN_REPLICAS": 1}) as base:
+        created = past_503s(lambda: requests.post(f"{base}/v1/sessions", timeout=10, json={
+            "game": "basra", "seats": [{"type": "human"}, {"type": "human"}]})).json()  # fmt: skip
+        url = f"{base}/v1/sessions/{created['id']}"
+        headers = [{"Authorization": f"Bearer {seat['token']}"} for seat in created["seats"]]
+        views = [requests.get(url, headers=h, timeout=10).json() for h in headers]
+        (seat,) = [seat for seat, view in enumerate(views) if view["moves"]]
+        with primary.client() as client:
+            client.save()
+        first = {"move": views[seat]["moves"][0], "version": 0}
+        moved = requests.post(f"{url}/moves", json=first, headers=headers[seat], timeout=10)
+        assert (moved.status_code, moved.json()["epoch"]) == (200, 0)
+        reply = requests.get(url, headers=headers[1 - seat], timeout=10).json()["moves"][0]
+        primary.kill()
+        primary.start()  # from the file: the move is gone
+        wait_in_sync(primary, 1)
+        after = {"move": reply, "version": 1}
+        mover = headers[1 - seat]
+        refused = past_503s(
+            lambda: requests.post(f"{url}/moves", json=after, headers=mover, timeout=10)
+        )
+        assert (refused.status_code, refused.json()["version"]) == (409, 0)
+        assert "epoch 1" in refused.json()["detail"]
+        back = requests.get(url, headers=headers[seat], timeout=10).json()
+        assert (back["version"], back["epoch"]) == (0, 1)
 
 
 # -- Sentinel --------------------------------------------------------------------------------
