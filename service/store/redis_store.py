@@ -135,12 +135,13 @@ DEMOTED = "WAIT cannot be used with replica instances"
 # acknowledged had reached a replica first, so nothing a client was told is lost, and a
 # client must not see a failover as anything but 503s while it lasts. A primary restarted
 # from an RDB file takes the file's replication id as its previous one too, and the file may
-# be older than its last acknowledged writes: it is told apart by its replication backlog,
+# be older than its last acknowledged writes. It is told apart by its replication backlog,
 # which starts where the file ends (repl_backlog_first_byte_offset = second_repl_offset),
-# where a promoted replica's holds the stream it received before the switch. (A promoted
-# replica whose backlog has wrapped past the switch by the session's next access, or that
-# received nothing between its last full sync and the switch, grows the epoch: the service
-# cannot tell it from a restart then.)
+# where a promoted replica's holds the stream it received before the switch; that tells
+# until the backlog has wrapped (repl-backlog-size of writes since), so a session first
+# touched later is taken as continued, as the sessions a restart rolled back are the ones
+# written last, whose players come back first. (A replica promoted with nothing received
+# since its last full sync looks restarted: the epoch grows though nothing was lost.)
 EPOCH = """
 local function incarnation()
   return string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
@@ -148,9 +149,9 @@ end
 local function lineage()
   local info = redis.call('INFO', 'replication')
   local function offset(name) return tonumber(string.match(info, name .. ':(-?%d+)')) end
-  local replicated = offset('repl_backlog_first_byte_offset') < offset('second_repl_offset')
+  local restarted = offset('repl_backlog_first_byte_offset') == offset('second_repl_offset')
   return string.match(info, 'master_replid:(%w+)'),
-         replicated and string.match(info, 'master_replid2:(%w+)')
+         not restarted and string.match(info, 'master_replid2:(%w+)') or nil
 end
 local function same_incarnation(key, durable)
   local now = incarnation()
