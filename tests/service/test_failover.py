@@ -47,6 +47,8 @@ def survived(load: Load, ended: float, name: str) -> dict:
         assert view["epoch"] == 0  # nothing acknowledged was lost: the epoch did not grow
     figures = load.report(ended)
     print(f"\n{name}: {figures}")
+    # The fault struck mid-play: the games on the dead node waited through 503s.
+    assert figures["answers_503"] > 0
     return figures
 
 
@@ -258,16 +260,18 @@ def test_a_cluster_master_killed_mid_play_is_replaced_and_loses_nothing_acknowle
     settings = {**SERVICE, "REDIS_URL": cluster.url, "REDIS_CLUSTER": "true"}
     with gunicorn(tmp_path / "gunicorn.log", ready="/readyz", **settings) as served:
         load = Load(served.url, games=6, log=served.log)
+        # A timed session on each master followed by a stream, its turn timers firing all
+        # along, before play starts: the fault then strikes while the games play (made in
+        # the fault, they took seconds, and the games had all ended by the kill).
+        timed = timed_sessions_on_every_master(served.url, cluster)
         watched: list = []
 
         def kill_a_master() -> float:
-            # The master of the first game's session (at least one game is on it), and a
-            # timed session on it followed by a stream: its turn timers fire all along.
-            key = f"cards:{{{load.played[0].id}}}:session"
-            victim = cluster.master_of(key)
-            watched.append(timed_session_on(served.url, cluster, victim))
-            stream = watched[0][1]
-            assert stream.wait_for(lambda s: len(s.versions()) >= 2, within=READY_SECONDS)
+            # The master of the first game's session (at least one game is on it).
+            victim = cluster.master_of(f"cards:{{{load.played[0].id}}}:session")
+            watched.append(timed.pop(victim.port))
+            for _, stream, _ in timed.values():
+                stream.stop()
             victim.kill()
             cluster.wait_for_failover(victim)
             victim.start()  # back as a replica of the master that took over: WAIT is met
@@ -298,18 +302,29 @@ def test_a_cluster_master_killed_mid_play_is_replaced_and_loses_nothing_acknowle
                 opened.stop()
 
 
-def timed_session_on(base: str, cluster: RedisCluster, master: RedisServer):
-    """A session of two human seats whose turn timers play for them every second, on
-    `master`'s slots, with a stream following it: (id, stream, token)."""
-    for _ in range(64):  # a third of the sessions land on each master
+def timed_sessions_on_every_master(
+    base: str, cluster: RedisCluster
+) -> dict[int, tuple[str, Stream, str]]:
+    """By master's port: a session of two human seats on its slots whose turn timers play
+    for them every second, with a stream following it that has seen two versions:
+    (id, stream, token)."""
+    masters = len(cluster.nodes) // (1 + cluster.replicas)
+    timed: dict[int, tuple[str, Stream, str]] = {}
+    for _ in range(64 * masters):  # a share of the sessions lands on each master
+        if len(timed) == masters:
+            break
         created = requests.post(f"{base}/v1/sessions", timeout=10, json={
             "game": "basra", "seats": [{"type": "human"}] * 2, "turn_seconds": 1,
         }).json()  # fmt: skip
-        if cluster.master_of(f"cards:{{{created['id']}}}:session") is master:
+        port = cluster.master_of(f"cards:{{{created['id']}}}:session").port
+        if port not in timed:
             token = created["seats"][0]["token"]
             stream = Stream(f"{base}/v1/sessions/{created['id']}", token, params={"after": 0})
-            return created["id"], stream.__enter__(), token
-    raise AssertionError("no session landed on the master")
+            timed[port] = (created["id"], stream.__enter__(), token)
+    assert len(timed) == masters, "no session landed on a master"
+    for _, stream, _ in timed.values():
+        assert stream.wait_for(lambda s: len(s.versions()) >= 2, within=READY_SECONDS)
+    return timed
 
 
 def followed(chain: list[Stream], base: str, session: str, token: str) -> list[int]:
