@@ -15,6 +15,7 @@ import pytest
 import requests
 
 from service import create_app
+from service.store import RedisSchedule
 from tests.gunicorn_server import gunicorn
 from tests.redis_cluster import RedisCluster
 from tests.redis_sentinel import MASTER, SentinelSet
@@ -300,6 +301,48 @@ def test_a_cluster_master_killed_mid_play_is_replaced_and_loses_nothing_acknowle
         finally:
             for opened in chain:
                 opened.stop()
+
+
+def test_a_turn_timer_acknowledged_on_a_cluster_fires_after_its_schedule_fails_over(
+    cluster, tmp_path
+):
+    """The turn timers' schedule is a key of its own on a cluster, on a master of its own:
+    a timed session's plan there was written without WAIT, so a creation was acknowledged
+    while the schedule's replica did not have its plan, and once that master died the
+    timer never fired with nobody reading. Now the plan waits for the replica as the
+    commit does: a 503 while it cannot, and every acknowledged timer fires."""
+    schedule = cluster.master_of(RedisSchedule.KEY)
+    (replica,) = [node for node in cluster.nodes if replica_of(node, schedule)]
+    with gunicorn(tmp_path / "gunicorn.log", ready="/readyz", **SERVICE,
+                  REDIS_URL=cluster.url, REDIS_CLUSTER="true") as served:  # fmt: skip
+
+        def create() -> requests.Response:
+            return requests.post(f"{served.url}/v1/sessions", timeout=10, json={
+                "game": "basra", "seats": [{"type": "human"}] * 2, "turn_seconds": 1,
+            })  # fmt: skip
+
+        replica.pause()  # cut off from its master: the writes there stop reaching it
+        with schedule.client() as admin:
+            admin.client_kill_filter(_type="slave")
+        answers = [create() for _ in range(6)]
+        assert {answer.status_code for answer in answers} <= {201, 503}
+        schedule.kill()
+        replica.resume()
+        cluster.wait_for_failover(schedule)
+        answers.append(past_503s(create))
+        acknowledged = [answer.json()["id"] for answer in answers if answer.status_code == 201]
+        # Nobody reads them: only the schedule makes their timers fire.
+        time.sleep(4)
+        for session_id in acknowledged:
+            key = f"cards:{{{session_id}}}:session"
+            with cluster.master_of(key).client() as client:
+                assert int(client.hget(key, "version")) > 0, session_id
+
+
+def replica_of(node: RedisServer, master: RedisServer) -> bool:
+    with node.client() as client:
+        info = client.info("replication")
+    return info["role"] == "slave" and int(info["master_port"]) == master.port
 
 
 def timed_sessions_on_every_master(
