@@ -313,8 +313,8 @@ def test_a_turn_timer_acknowledged_on_a_cluster_fires_after_its_schedule_fails_o
     commit does: a 503 while it cannot, and every acknowledged timer fires."""
     schedule = cluster.master_of(RedisSchedule.KEY)
     (replica,) = [node for node in cluster.nodes if replica_of(node, schedule)]
-    with gunicorn(tmp_path / "gunicorn.log", ready="/readyz", **SERVICE,
-                  REDIS_URL=cluster.url, REDIS_CLUSTER="true") as served:  # fmt: skip
+    with gunicorn(tmp_path / "gunicorn.log", ready="/readyz", **SERVICE, REDIS_URL=cluster.url,
+                  REDIS_CLUSTER="true", REDIS_TIMEOUT_SECONDS="0.5") as served:  # fmt: skip
 
         def create() -> requests.Response:
             return requests.post(f"{served.url}/v1/sessions", timeout=10, json={
@@ -329,6 +329,8 @@ def test_a_turn_timer_acknowledged_on_a_cluster_fires_after_its_schedule_fails_o
         schedule.kill()
         replica.resume()
         cluster.wait_for_failover(schedule)
+        schedule.start()  # back as a replica of the master that took over: WAIT is met
+        cluster.wait_until_replicated()
         answers.append(past_503s(create))
         acknowledged = [answer.json()["id"] for answer in answers if answer.status_code == 201]
         # Nobody reads them: only the schedule makes their timers fire.
