@@ -645,7 +645,7 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
     if isinstance(store, RedisStore):
         subscriber = store.subscriber
         hub: Hub = RedisHub(store, *caps, subscriber, CHANGED_PATTERN, session_of_channel)
-        schedule: Schedule = RedisSchedule(store.client)
+        schedule: Schedule = store.schedule(RedisSchedule.KEY)
     else:
         hub, schedule = Hub(store, *caps), MemorySchedule()
     deliveries = Deliveries(

@@ -3,7 +3,9 @@ commit path like any move (so of a human move and a timeout for one version exac
 applies), by the scanner of any process or by a reader that finds it due."""
 
 import logging
+import math
 import threading
+import time
 
 from service.hosted.commit import Commits, due_play
 from service.hosted.records import Record, load
@@ -25,6 +27,7 @@ class Timers:
         self._scanner: threading.Thread | None = None
         self._stopping = threading.Event()
         self.outage = Outage(log, "turn timers")
+        self.unfired_at = -math.inf  # when a claimed timer last failed to fire (monotonic)
 
     def fire_on(self, record: Record) -> Record | None:
         """`record` itself when nothing is due on it, the session after the timeout (or the
@@ -69,6 +72,7 @@ class Timers:
                 # on the other masters fire meanwhile.
                 failure = error
         if failure is not None:
+            self.unfired_at = time.monotonic()
             raise failure
         return len(claimed)
 
@@ -84,13 +88,17 @@ class Timers:
     def _scan(self, every: float) -> None:
         while not self._stopping.wait(every):
             try:
-                self.fire_due()
+                looked = self.fire_due()
             except StoreUnavailable as error:
                 self.outage.failed(error)
             except Exception:  # the scanner must outlive any one bad scan
                 log.exception("turn timer scan failed")
             else:
-                self.outage.succeeded()
+                # A scan that claimed nothing says only that the schedule answers: a timer
+                # that failed to fire is claimed again once its lease runs out, and until
+                # then the outage lasts (else it ended and began again every lease).
+                if looked or time.monotonic() - self.unfired_at > TIMER_LEASE_SECONDS:
+                    self.outage.succeeded()
 
     def close(self) -> None:
         self._stopping.set()

@@ -42,7 +42,7 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +86,7 @@ MAX_CONNECTIONS = 64
 
 # Durable mode's WAIT gives up after this share of REDIS_TIMEOUT_SECONDS.
 WAIT_SHARE = 0.8
+
 
 class NoReplicasError(redis.exceptions.ResponseError):
     """NOREPLICAS: a primary under `min-replicas-to-write` that has too few replicas in
@@ -132,14 +133,25 @@ DEMOTED = "WAIT cannot be used with replica instances"
 # the script's `durable` argument '1'), when the Redis now serving is a replica promoted from
 # that one (its previous replication id, master_replid2, is that one's): every write it
 # acknowledged had reached a replica first, so nothing a client was told is lost, and a
-# client must not see a failover as anything but 503s while it lasts.
+# client must not see a failover as anything but 503s while it lasts. A primary restarted
+# from an RDB file takes the file's replication id as its previous one too, and the file may
+# be older than its last acknowledged writes. It is told apart by its replication backlog,
+# which starts where the file ends (repl_backlog_first_byte_offset = second_repl_offset),
+# where a promoted replica's holds the stream it received before the switch; that tells
+# until the backlog has wrapped (repl-backlog-size of writes since), so a session first
+# touched later is taken as continued, as the sessions a restart rolled back are the ones
+# written last, whose players come back first. (A replica promoted with nothing received
+# since its last full sync looks restarted: the epoch grows though nothing was lost.)
 EPOCH = """
 local function incarnation()
   return string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 end
 local function lineage()
   local info = redis.call('INFO', 'replication')
-  return string.match(info, 'master_replid:(%w+)'), string.match(info, 'master_replid2:(%w+)')
+  local function offset(name) return tonumber(string.match(info, name .. ':(-?%d+)')) end
+  local restarted = offset('repl_backlog_first_byte_offset') == offset('second_repl_offset')
+  return string.match(info, 'master_replid:(%w+)'),
+         not restarted and string.match(info, 'master_replid2:(%w+)') or nil
 end
 local function same_incarnation(key, durable)
   local now = incarnation()
@@ -812,7 +824,11 @@ class RedisStore(SessionStore):
         self._admit = self.client.register_script(ADMIT)
         self._settle_creation = self.client.register_script(SETTLE_CREATION)
         self._outbox_settle = self.client.register_script(OUTBOX_SETTLE)
-        self.outbox_schedule = RedisSchedule(self.client, OUTBOX_SCHEDULE)
+        self.outbox_schedule = self.schedule(OUTBOX_SCHEDULE)
+
+    def schedule(self, key: str) -> "RedisSchedule":
+        """The schedule that `key` names, on this store's Redis."""
+        return RedisSchedule(self.client, key, self._run)
 
     @property
     def ttl_ms(self) -> int:
@@ -1100,6 +1116,9 @@ for _, id in ipairs(due) do redis.call('ZADD', KEYS[1], mark, id) end
 return due
 """
 
+# KEYS: the schedule. ARGV: deadline ms, id.
+PLAN = "return redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])"
+
 # KEYS: the schedule. ARGV: id, mark ms, next deadline ms ('' for none).
 SETTLE = """
 local at = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -1115,17 +1134,24 @@ class RedisSchedule(Schedule):
     KEY = "cards:{timers}:deadlines"
     MOST = 200  # claimed per scan
 
-    def __init__(self, client: Any, key: str = KEY) -> None:
+    def __init__(
+        self, client: Any, key: str, run: Callable[[Any, list[str], list[Any]], Any]
+    ) -> None:
         """On `client`: the store's (its bounded pool, its timeouts, decoded replies); `key`
-        names the sorted set (the turn timers' by default)."""
+        names the sorted set; `run` runs a script as the store runs its own (RedisStore._run:
+        in durable mode, answered once the replicas have it)."""
         self.KEY = key
         self.client = client
+        self._run = run
+        self._plan = self.client.register_script(PLAN)
         self._claim = self.client.register_script(CLAIM)
         self._settle = self.client.register_script(SETTLE)
 
     def plan(self, session_id: str, deadline: float) -> None:
-        with reachable():
-            self.client.zadd(self.KEY, {session_id: ms(deadline)})
+        """Acknowledged as a commit is: on a cluster the schedule is a key of its own, on a
+        master that may not be the session's, whose commit's WAIT then does not cover the
+        plan (a failover of the schedule's master lost a plan, and its timer never fired)."""
+        self._run(self._plan, [self.KEY], [ms(deadline), session_id])
 
     def claim(self, now: float, lease: float) -> list[tuple[str, float]]:
         mark = ms(now) + ms(lease)

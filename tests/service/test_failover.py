@@ -15,12 +15,14 @@ import pytest
 import requests
 
 from service import create_app
+from service.store import RedisSchedule
 from tests.gunicorn_server import gunicorn
 from tests.redis_cluster import RedisCluster
 from tests.redis_sentinel import MASTER, SentinelSet
 from tests.redis_server import RedisServer
 from tests.service.hosted_games import Load, check_history, seat_view
 from tests.service.live_client import Stream
+from tests.service.sessions_client import serve
 
 pytestmark = pytest.mark.slow
 
@@ -46,6 +48,8 @@ def survived(load: Load, ended: float, name: str) -> dict:
         assert view["epoch"] == 0  # nothing acknowledged was lost: the epoch did not grow
     figures = load.report(ended)
     print(f"\n{name}: {figures}")
+    # The fault struck mid-play: the games on the dead node waited through 503s.
+    assert figures["answers_503"] > 0
     return figures
 
 
@@ -87,9 +91,10 @@ def test_a_write_to_a_node_turned_replica_is_a_503_not_a_500(tmp_path):
     """WAIT on a node that is a replica now (a failover demoted it between the script and
     WAIT) answers an error of its own, not READONLY: it is a 503 like any failover. A
     writable replica shows it, its script running and its WAIT refused."""
-    with RedisServer(tmp_path / "primary") as primary, RedisServer(
-        tmp_path / "replica", replica_read_only="no"
-    ) as replica:
+    with (
+        RedisServer(tmp_path / "primary") as primary,
+        RedisServer(tmp_path / "replica", replica_read_only="no") as replica,
+    ):
         with replica.client() as client:
             client.replicaof("127.0.0.1", primary.port)
         app = create_app({"REDIS_URL": replica.url, "REDIS_MIN_REPLICAS": 1,
@@ -146,6 +151,40 @@ def test_an_answer_waits_for_a_replica_and_a_retry_after_its_503_is_safe(replica
         assert stale.status_code == 409
     finally:
         app.extensions["sessions"].close()
+
+
+def test_a_durable_primary_back_from_an_older_rdb_file_grows_the_epoch(replicated):
+    """A primary restarted from an RDB file saved before its last acknowledged move (a
+    crash restarted faster than any failover) takes the file's replication id as its
+    previous one, as a promoted replica does; its replica then resyncs from it, and the move
+    is lost everywhere. The epoch says so, as for any restart from files: before, durable
+    mode took the restart for a failover and kept epoch 0 on the rolled-back session."""
+    primary, _ = replicated
+    with serve({"REDIS_URL": primary.url, "REDIS_MIN_REPLICAS": 1}) as base:
+        created = past_503s(lambda: requests.post(f"{base}/v1/sessions", timeout=10, json={
+            "game": "basra", "seats": [{"type": "human"}, {"type": "human"}]})).json()  # fmt: skip
+        url = f"{base}/v1/sessions/{created['id']}"
+        headers = [{"Authorization": f"Bearer {seat['token']}"} for seat in created["seats"]]
+        views = [requests.get(url, headers=h, timeout=10).json() for h in headers]
+        (seat,) = [seat for seat, view in enumerate(views) if view["moves"]]
+        with primary.client() as client:
+            client.save()
+        first = {"move": views[seat]["moves"][0], "version": 0}
+        moved = requests.post(f"{url}/moves", json=first, headers=headers[seat], timeout=10)
+        assert (moved.status_code, moved.json()["epoch"]) == (200, 0)
+        reply = requests.get(url, headers=headers[1 - seat], timeout=10).json()["moves"][0]
+        primary.kill()
+        primary.start()  # from the file: the move is gone
+        wait_in_sync(primary, 1)
+        after = {"move": reply, "version": 1}
+        mover = headers[1 - seat]
+        refused = past_503s(
+            lambda: requests.post(f"{url}/moves", json=after, headers=mover, timeout=10)
+        )
+        assert (refused.status_code, refused.json()["version"]) == (409, 0)
+        assert "epoch 1" in refused.json()["detail"]
+        back = requests.get(url, headers=headers[seat], timeout=10).json()
+        assert (back["version"], back["epoch"]) == (0, 1)
 
 
 # -- Sentinel --------------------------------------------------------------------------------
@@ -222,16 +261,18 @@ def test_a_cluster_master_killed_mid_play_is_replaced_and_loses_nothing_acknowle
     settings = {**SERVICE, "REDIS_URL": cluster.url, "REDIS_CLUSTER": "true"}
     with gunicorn(tmp_path / "gunicorn.log", ready="/readyz", **settings) as served:
         load = Load(served.url, games=6, log=served.log)
+        # A timed session on each master followed by a stream, its turn timers firing all
+        # along, before play starts: the fault then strikes while the games play (made in
+        # the fault, they took seconds, and the games had all ended by the kill).
+        timed = timed_sessions_on_every_master(served.url, cluster)
         watched: list = []
 
         def kill_a_master() -> float:
-            # The master of the first game's session (at least one game is on it), and a
-            # timed session on it followed by a stream: its turn timers fire all along.
-            key = f"cards:{{{load.played[0].id}}}:session"
-            victim = cluster.master_of(key)
-            watched.append(timed_session_on(served.url, cluster, victim))
-            stream = watched[0][1]
-            assert stream.wait_for(lambda s: len(s.versions()) >= 2, within=READY_SECONDS)
+            # The master of the first game's session (at least one game is on it).
+            victim = cluster.master_of(f"cards:{{{load.played[0].id}}}:session")
+            watched.append(timed.pop(victim.port))
+            for _, stream, _ in timed.values():
+                stream.stop()
             victim.kill()
             cluster.wait_for_failover(victim)
             victim.start()  # back as a replica of the master that took over: WAIT is met
@@ -262,18 +303,73 @@ def test_a_cluster_master_killed_mid_play_is_replaced_and_loses_nothing_acknowle
                 opened.stop()
 
 
-def timed_session_on(base: str, cluster: RedisCluster, master: RedisServer):
-    """A session of two human seats whose turn timers play for them every second, on
-    `master`'s slots, with a stream following it: (id, stream, token)."""
-    for _ in range(64):  # a third of the sessions land on each master
+def test_a_turn_timer_acknowledged_on_a_cluster_fires_after_its_schedule_fails_over(
+    cluster, tmp_path
+):
+    """The turn timers' schedule is a key of its own on a cluster, on a master of its own:
+    a timed session's plan there was written without WAIT, so a creation was acknowledged
+    while the schedule's replica did not have its plan, and once that master died the
+    timer never fired with nobody reading. Now the plan waits for the replica as the
+    commit does: a 503 while it cannot, and every acknowledged timer fires."""
+    schedule = cluster.master_of(RedisSchedule.KEY)
+    (replica,) = [node for node in cluster.nodes if replica_of(node, schedule)]
+    with gunicorn(tmp_path / "gunicorn.log", ready="/readyz", **SERVICE, REDIS_URL=cluster.url,
+                  REDIS_CLUSTER="true", REDIS_TIMEOUT_SECONDS="0.5") as served:  # fmt: skip
+
+        def create() -> requests.Response:
+            return requests.post(f"{served.url}/v1/sessions", timeout=10, json={
+                "game": "basra", "seats": [{"type": "human"}] * 2, "turn_seconds": 1,
+            })  # fmt: skip
+
+        replica.pause()  # cut off from its master: the writes there stop reaching it
+        with schedule.client() as admin:
+            admin.client_kill_filter(_type="slave")
+        answers = [create() for _ in range(6)]
+        assert {answer.status_code for answer in answers} <= {201, 503}
+        schedule.kill()
+        replica.resume()
+        cluster.wait_for_failover(schedule)
+        schedule.start()  # back as a replica of the master that took over: WAIT is met
+        cluster.wait_until_replicated()
+        answers.append(past_503s(create))
+        acknowledged = [answer.json()["id"] for answer in answers if answer.status_code == 201]
+        # Nobody reads them: only the schedule makes their timers fire.
+        time.sleep(4)
+        for session_id in acknowledged:
+            key = f"cards:{{{session_id}}}:session"
+            with cluster.master_of(key).client() as client:
+                assert int(client.hget(key, "version")) > 0, session_id
+
+
+def replica_of(node: RedisServer, master: RedisServer) -> bool:
+    with node.client() as client:
+        info = client.info("replication")
+    return info["role"] == "slave" and int(info["master_port"]) == master.port
+
+
+def timed_sessions_on_every_master(
+    base: str, cluster: RedisCluster
+) -> dict[int, tuple[str, Stream, str]]:
+    """By master's port: a session of two human seats on its slots whose turn timers play
+    for them every second, with a stream following it that has seen two versions:
+    (id, stream, token)."""
+    masters = len(cluster.nodes) // (1 + cluster.replicas)
+    timed: dict[int, tuple[str, Stream, str]] = {}
+    for _ in range(64 * masters):  # a share of the sessions lands on each master
+        if len(timed) == masters:
+            break
         created = requests.post(f"{base}/v1/sessions", timeout=10, json={
             "game": "basra", "seats": [{"type": "human"}] * 2, "turn_seconds": 1,
         }).json()  # fmt: skip
-        if cluster.master_of(f"cards:{{{created['id']}}}:session") is master:
+        port = cluster.master_of(f"cards:{{{created['id']}}}:session").port
+        if port not in timed:
             token = created["seats"][0]["token"]
             stream = Stream(f"{base}/v1/sessions/{created['id']}", token, params={"after": 0})
-            return created["id"], stream.__enter__(), token
-    raise AssertionError("no session landed on the master")
+            timed[port] = (created["id"], stream.__enter__(), token)
+    assert len(timed) == masters, "no session landed on a master"
+    for _, stream, _ in timed.values():
+        assert stream.wait_for(lambda s: len(s.versions()) >= 2, within=READY_SECONDS)
+    return timed
 
 
 def followed(chain: list[Stream], base: str, session: str, token: str) -> list[int]:

@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from service import create_app
+from service.hosted import timers
 from tests.redis_server import RedisServer
 
 WITH_BOT = [{"type": "human"}, {"type": "bot", "level": "random"}]
@@ -217,6 +218,38 @@ def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends_per_loop(
         assert "Redis unreachable" in messages[0]
         assert "Redis reachable again" in messages[1]
     assert not [record for record in caplog.records if record.exc_info]  # no traceback
+
+
+def test_timers_that_cannot_fire_are_one_outage_not_one_a_lease(tmp_path, caplog, monkeypatch):
+    """A due timer whose commit cannot be acknowledged (durable mode, the replica hung): the
+    schedule still answers, so a scan that claimed nothing (the timer's claim still running)
+    counted as the outage's end, and the next claim as a new one: two warnings a lease, for
+    as long as it lasted. Now one when it starts, one when the timer fires at last."""
+    monkeypatch.setattr(timers, "TIMER_LEASE_SECONDS", 1.0)
+    with (
+        RedisServer(tmp_path / "primary", repl_diskless_sync_delay="0") as primary,
+        RedisServer(tmp_path / "replica") as replica,
+    ):
+        with replica.client() as admin:
+            admin.replicaof("127.0.0.1", primary.port)
+        app = create_app({"REDIS_URL": primary.url, "REDIS_MIN_REPLICAS": 1,
+                          "REDIS_TIMEOUT_SECONDS": 0.3})  # fmt: skip
+        hosted = app.extensions["sessions"]
+        caplog.set_level(logging.INFO, logger="service")
+        try:
+            timed = {"game": "basra", "seats": [{"type": "human"}] * 2, "turn_seconds": 1}
+            # Once the replica has synced and acknowledges.
+            wait_until(lambda: app.test_client().post("/v1/sessions", json=timed).status_code < 300)
+            replica.pause()  # acknowledges nothing until it resumes
+            hosted.timers.start(every=0.05)
+            wait_until(lambda: hosted.timers.outage.failures >= 3)  # three leases at least
+            replica.resume()
+            wait_until(lambda: loops_saying(caplog, "reachable again"))
+        finally:
+            hosted.close()
+        said = [r.getMessage() for r in caplog.records if getattr(r, "loop", None) == "turn timers"]
+        assert len(said) == 2, said
+        assert "Redis unreachable" in said[0] and "Redis reachable again" in said[1]
 
 
 def loops_saying(caplog, words: str) -> set[str]:
