@@ -537,3 +537,34 @@ def resumes_after_a_dropped_stream(browser: Browser, link: str) -> None:
         assert watcher.errors == []
     finally:
         watcher.page.close()
+
+
+@pytest.mark.parametrize("player", [("reload", DESKTOP)], indirect=True)
+def test_a_reload_goes_back_to_the_match_and_a_gone_one_to_the_form(served, player):
+    player.open(served)
+    player.start("basra", seats="2", level="greedy")
+    page = player.page
+    player.click_a_move()
+    page.wait_for_selector("body[data-landing=false] #hand .playable, #ending[open]")
+    version = page.get_attribute("body", "data-version")
+    hand = page.locator("#hand").inner_text()
+
+    page.reload()
+    page.wait_for_selector(f"body[data-version='{version}'] #hand .playable, #ending[open]")
+    assert page.locator("#hand").inner_text() == hand
+    assert page.locator("#events li[data-type=move]").count() >= 1
+    assert page.locator("#intro").is_hidden()
+    assert (page.get_attribute("#watch-link", "href") or "").startswith(f"{served}/play#watch=")
+
+    requests.delete(
+        f"{served}/v1/sessions/{player.created['id']}",
+        headers={"Authorization": f"Bearer {player.token}"}, timeout=10,
+    ).raise_for_status()  # fmt: skip
+    page.reload()
+    expect(page.locator("#problem")).to_contain_text("no session")
+    assert page.locator("#intro").is_visible() and page.locator("#board").is_hidden()
+    assert page.locator("#new-match").get_attribute("open") is not None
+    page.reload()  # the gone match is forgotten
+    page.wait_for_selector("#intro-games li")
+    assert page.locator("#problem").is_hidden()
+    assert all("404" in error for error in player.errors), player.errors

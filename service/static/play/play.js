@@ -15,6 +15,8 @@ const LOG_LENGTH = 60;
 const RETRY_MS = 1000;
 const TICK_MS = 250;
 const WATCH = "#watch=";
+// The seat this tab plays, kept for the tab's life so that a reload goes back to the match.
+const STORED = "play-session";
 // Milliseconds before each other seat's move lands; `?pace=off` or `?pace=<ms>` sets it.
 const PACES = { slow: 1600, normal: 900, fast: 350, off: 0 };
 
@@ -210,15 +212,39 @@ async function startMatch(event) {
       seat: created.seats.findIndex((seat) => seat.type === "human"),
       game: created.game,
     };
-    resetBoard();
-    showWatchLink(created.spectators[0].token);
-    $("new-match").open = false;
-    await refresh();
-    keepUp();
+    session.watch = created.spectators[0].token;
+    sessionStorage.setItem(STORED, JSON.stringify(session));
+    await resume();
   } catch (error) {
     showProblem(error);
   } finally {
     $("start").disabled = false;
+  }
+}
+
+// The board of `session`, the seat this tab plays, read afresh and followed.
+async function resume() {
+  resetBoard();
+  showWatchLink(session.watch);
+  $("new-match").open = false;
+  await refresh();
+  keepUp();
+}
+
+// A reload goes back to the tab's match; one the server no longer has leaves the form.
+async function resumeStored() {
+  const stored = sessionStorage.getItem(STORED);
+  if (stored === null) return;
+  session = JSON.parse(stored);
+  try {
+    await resume();
+  } catch (error) {
+    sessionStorage.removeItem(STORED);
+    session = null;
+    $("new-match").open = true;
+    $("intro").hidden = false;
+    $("watch").hidden = true;
+    showProblem(error);
   }
 }
 
@@ -712,5 +738,5 @@ if (query.get("pace") !== null) $("pace").closest("label").hidden = true;
 if (location.hash.startsWith(WATCH)) {
   watch(location.hash.slice(WATCH.length)).catch(showProblem);
 } else {
-  loadGames().catch(showProblem);
+  loadGames().then(resumeStored).catch(showProblem);
 }
