@@ -38,6 +38,7 @@ let following = null;   // AbortController of the running event stream or long p
 let deadlineAt = null;  // when the seat to move runs out of time (this clock), or null
 let busy = false;       // a move is on its way: nothing is clickable
 let picked = null;      // the hand card whose moves are listed, and the version it was picked at
+let gone = false;       // the server no longer has the session (ended, expired): nothing to play
 
 class Problem extends Error {
   constructor(status, body) {
@@ -250,6 +251,7 @@ async function resumeStored() {
 
 function resetBoard() {
   shown = latest = picked = null;
+  gone = false;
   queue = [];
   eventsSeen = 0;
   $("events").replaceChildren();
@@ -373,6 +375,18 @@ function stopFollowing() {
   following = null;
 }
 
+// The server ended the session (deleted, expired): the board stays as it was, with nothing
+// to play, and the player may start a new match. True: nothing more to follow.
+function ended() {
+  gone = true;
+  sessionStorage.removeItem(STORED);
+  showProblem(new Error("This match is no longer on the server (it was ended or expired)" +
+    (session.seat === null ? "." : ": start a new one.")));
+  $("new-match").open = true;
+  render();
+  return true;
+}
+
 const pause = () => new Promise((resolve) => setTimeout(resolve, RETRY_MS));
 
 // The other seats' moves arrive through the session's event stream (the long poll if the
@@ -412,6 +426,7 @@ async function followStream(controller) {
       await pause();
       continue;
     }
+    if (response.status === 404) return ended();
     if (!response.ok || !response.body) {
       if (!opened) return false;
       await pause();
@@ -420,7 +435,7 @@ async function followStream(controller) {
     opened = true;
     document.body.dataset.follow = "stream";
     try {
-      if (await readStream(response.body, controller)) return true;
+      if (await readStream(response.body, controller)) return ended();
     } catch (error) {
       if (controller.signal.aborted) return true;
     }
@@ -482,6 +497,10 @@ async function followLongPoll(controller) {
       }
     } catch (error) {
       if (controller.signal.aborted) return;
+      if (error.status === 404) {
+        ended();
+        return;
+      }
       showProblem(error);
       await pause();
     }
@@ -498,7 +517,8 @@ async function play(move) {
     }));
     showProblem(null);
   } catch (error) {
-    showProblem(error);
+    if (error.status === 404) ended();
+    else showProblem(error);
     if (error.status === 409) await refresh();
   } finally {
     busy = false;
@@ -529,7 +549,7 @@ function render() {
 function renderCountdown() {
   const box = $("countdown");
   const view = latest && latest.view;
-  if (deadlineAt === null || !view || view.status === "match_over" || view.turn === null) {
+  if (gone || deadlineAt === null || !view || view.status === "match_over" || view.turn === null) {
     box.hidden = true;
     return;
   }
@@ -555,7 +575,9 @@ function matchResult(view, who) {
 function renderStatus(view, renderer, who) {
   const parts = [];
   const mine = view.turn === session.seat && session.seat !== null;
-  if (view.status === "match_over") {
+  if (gone) {
+    parts.push(note("Match ended on the server", "headline"));
+  } else if (view.status === "match_over") {
     parts.push(note(matchResult(view, who), "headline"));
   } else if (landing) {
     parts.push(note(session.seat === null ? "Moves landing…" : "The other players are playing…",
@@ -630,7 +652,7 @@ function choiceButton(move, renderer) {
 // version (the stream catching up) draws the board again and must not drop the list.
 function renderHand(view, renderer) {
   if (session.seat === null) return;  // a spectator has no hand and nothing to play
-  const ready = !busy && !landing && shown === latest && view.turn === session.seat;
+  const ready = !gone && !busy && !landing && shown === latest && view.turn === session.seat;
   const moves = ready ? shown.moves : [];
   const byCard = new Map();
   const others = [];
