@@ -590,3 +590,22 @@ def test_a_match_the_server_ends_while_open_says_so_and_offers_no_move(served, p
     assert page.locator("#problem").is_hidden()
     # The browser logs a 404 of its own when the page's next read finds the session gone.
     assert all("404" in error for error in player.errors), player.errors
+
+
+@pytest.mark.parametrize("player", [("keys", DESKTOP)], indirect=True)
+def test_a_hand_card_plays_from_the_keyboard_with_enter_or_space(served, player):
+    player.open(served)
+    player.start("basra", seats="2", level="greedy")
+    page = player.page
+    for key in ("Space", "Enter"):
+        page.wait_for_selector("body[data-landing=false] #hand .playable")
+        version = int(page.get_attribute("body", "data-version") or 0)
+        card = page.locator("#hand .playable").first
+        card.focus()
+        page.keyboard.press(key)
+        if card.get_attribute("aria-pressed") == "true":  # a card of several captures
+            expect(page.locator(".choice").first).to_be_focused()
+            page.keyboard.press(key)
+        page.wait_for_function(f"() => Number(document.body.dataset.version) > {version}")
+    assert page.evaluate("window.scrollY") == 0
+    assert player.errors == []

@@ -685,7 +685,12 @@ function renderHand(view, renderer) {
         $("choices").firstElementChild.focus();
       };
       element.addEventListener("click", pick);
-      element.addEventListener("keydown", (key) => { if (key.key === "Enter") pick(); });
+      // A button's keys: Enter, and Space (without scrolling the page).
+      element.addEventListener("keydown", (key) => {
+        if (key.key !== "Enter" && key.key !== " ") return;
+        key.preventDefault();
+        pick();
+      });
     }
     return element;
   });
