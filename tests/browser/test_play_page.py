@@ -609,3 +609,23 @@ def test_a_hand_card_plays_from_the_keyboard_with_enter_or_space(served, player)
         page.wait_for_function(f"() => Number(document.body.dataset.version) > {version}")
     assert page.evaluate("window.scrollY") == 0
     assert player.errors == []
+
+
+@pytest.mark.parametrize("player", [("names", DESKTOP)], indirect=True)
+def test_cards_are_named_for_a_screen_reader(served, player):
+    """Each face-up card is read out as its name (an image, or a button in the hand), not
+    as its corner and pip."""
+    player.open(served)
+    player.start("basra", seats="2", level="greedy")
+    page = player.page
+    page.wait_for_selector("body[data-landing=false] #hand .playable")
+    table = page.locator("#centre .table").aria_snapshot()
+    cards = page.locator("#centre .table .card").all_inner_texts()
+    assert cards
+    assert table.count("- img ") == len(cards), table
+    assert "- text:" not in table, table
+    assert (
+        page.locator("#hand").get_by_role("button").count()
+        == page.locator("#hand .playable").count()
+    )
+    assert player.errors == []
