@@ -266,6 +266,20 @@ def test_four_seat_basra_shows_your_partner_and_the_sides(served, player):
     assert player.errors == []
 
 
+@pytest.mark.parametrize("player", [("basra-4-match", DESKTOP)], indirect=True)
+def test_a_whole_four_seat_basra_match_names_the_winning_side(served, player):
+    player.open(served)
+    player.start("basra", {"target_score": "1"}, seats="4", level="random")
+    _, ends = player.play_match(served, "basra")
+    assert ends
+    winner = player.server(served)["view"]["winner"]
+    headline = player.page.locator("#status .headline").inner_text()
+    assert headline == (
+        "Match over: Your side wins" if winner == 0 else "Match over: Seats 1 & 3 win"
+    )
+    assert player.errors == []
+
+
 @pytest.mark.parametrize("player", [("bank", DESKTOP)], indirect=True)
 def test_a_bank_deal_by_clicking(served, player):
     player.open(served)

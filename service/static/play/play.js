@@ -566,8 +566,10 @@ function matchResult(view, who) {
     return `Match over: ${winners.map(who.seatName).join(" and ")} share the win`;
   }
   if (Number.isInteger(view.winner)) {
-    const name = who.sideName(view.winner);
-    return `Match over: ${name} ${name === "You" || name === "Your side" ? "win" : "wins"}`;
+    // "You win", "Seats 1 & 3 win"; "Your side wins", "Seat 1 (greedy bot) wins".
+    const seats = who.members(view.winner);
+    const plural = seats.length === 1 ? seats[0] === who.me : !seats.includes(who.me);
+    return `Match over: ${who.sideName(view.winner)} ${plural ? "win" : "wins"}`;
   }
   return "Match over";
 }
