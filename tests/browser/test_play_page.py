@@ -643,3 +643,25 @@ def test_cards_are_named_for_a_screen_reader(served, player):
         == page.locator("#hand .playable").count()
     )
     assert player.errors == []
+
+
+@pytest.mark.parametrize("player", [("watch-click", DESKTOP)], indirect=True)
+def test_the_watch_link_opens_the_spectator_view_in_a_tab_of_its_own(served, player):
+    """Clicked on the page at /play itself (no query), the link only changed the hash:
+    nothing happened, and a reload then watched the match instead of playing the seat."""
+    page = player.page
+    page.goto(f"{served}/play")
+    page.wait_for_selector("#intro-games li")
+    page.select_option("#pace", "off")
+    player.start("basra", seats="2", level="greedy")
+    with page.context.expect_page() as opened:
+        page.click("#watch-link")
+    spectator = opened.value
+    try:
+        spectator.wait_for_selector("#spectating:not([hidden])")
+        assert spectator.get_attribute("body", "data-role") == "spectator"
+        assert page.url == f"{served}/play"
+        assert page.locator("#hand .card").count() > 0
+    finally:
+        spectator.close()
+    assert player.errors == []
