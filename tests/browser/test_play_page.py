@@ -665,3 +665,26 @@ def test_the_watch_link_opens_the_spectator_view_in_a_tab_of_its_own(served, pla
     finally:
         spectator.close()
     assert player.errors == []
+
+
+@pytest.mark.parametrize("player", [("stale", DESKTOP)], indirect=True)
+def test_a_move_on_a_changed_table_says_so_in_words_and_shows_the_table_now(served, player):
+    player.open(served)
+    player.start("basra", seats="2", level="greedy")
+    page = player.page
+    page.wait_for_selector("body[data-landing=false] #hand .playable")
+
+    def behind(route: Route) -> None:
+        body = json.loads(route.request.post_data or "{}")
+        route.continue_(post_data=json.dumps({**body, "version": body["version"] - 1}))
+
+    if page.get_attribute("body", "data-version") == "0":  # a version before the first
+        player.click_a_move()
+        page.wait_for_selector("body[data-landing=false] #hand .playable, #ending[open]")
+    page.route("**/moves", behind)
+    version = page.get_attribute("body", "data-version")
+    player.click_a_move()
+    expect(page.locator("#problem")).to_contain_text("The table changed before your move")
+    assert "read the session again" not in page.locator("#problem").inner_text()
+    page.wait_for_selector(f"body[data-version='{version}'] #hand .playable")
+    assert all("409" in error for error in player.errors), player.errors

@@ -507,6 +507,10 @@ async function followLongPoll(controller) {
   }
 }
 
+// What a player is told when the server refused a move on a board that had changed.
+const STALE = new Error("The table changed before your move arrived (a move came first, " +
+  "or the timer played for you): it is shown as it is now.");
+
 // A legal move goes back as the server listed it.
 async function play(move) {
   busy = true;
@@ -518,7 +522,7 @@ async function play(move) {
     showProblem(null);
   } catch (error) {
     if (error.status === 404) ended();
-    else showProblem(error);
+    else showProblem(error.body.type === "/problems/stale-version" ? STALE : error);
     if (error.status === 409) await refresh();
   } finally {
     busy = false;
