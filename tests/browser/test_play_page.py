@@ -690,36 +690,37 @@ def test_a_move_on_a_changed_table_says_so_in_words_and_shows_the_table_now(serv
     assert all("409" in error for error in player.errors), player.errors
 
 
-# The contrast of each hand card's text with its face, both seen through the card's opacity
-# over the first background behind it (WCAG's relative luminance).
-CONTRASTS = """() => {
+# The contrast of each element's text with what is behind it, its own background or the first
+# one under it, both seen through the opacity on the way (WCAG's relative luminance).
+CONTRASTS = """(elements) => {
   const rgb = (text) => text.match(/[\\d.]+/g).slice(0, 3).map(Number);
-  const behind = (element) => {
-    for (let at = element.parentElement; at; at = at.parentElement) {
-      const colour = getComputedStyle(at).backgroundColor;
-      if (!colour.endsWith(", 0)") && colour !== "transparent") return rgb(colour);
-    }
-    return [255, 255, 255];
-  };
+  const opaque = (colour) => !colour.endsWith(", 0)") && colour !== "transparent";
   const seen = (colour, alpha, back) => colour.map((c, i) => alpha * c + (1 - alpha) * back[i]);
   const luminance = (colour) => {
     const [r, g, b] = colour.map((c) => c / 255)
       .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
   };
-  return [...document.querySelectorAll("#hand .card")].map((card) => {
-    const style = getComputedStyle(card);
-    const alpha = Number(style.opacity);
-    const back = behind(card);
-    const [a, b] = [style.color, style.backgroundColor]
-      .map((colour) => luminance(seen(rgb(colour), alpha, back))).sort((x, y) => y - x);
-    return [card.dataset.card, (a + 0.05) / (b + 0.05)];
+  return elements.map((element) => {
+    const style = getComputedStyle(element);
+    let alpha = Number(style.opacity);
+    let under = element.parentElement;
+    while (under && !opaque(getComputedStyle(under).backgroundColor)) {
+      alpha *= Number(getComputedStyle(under).opacity);
+      under = under.parentElement;
+    }
+    const back = under ? rgb(getComputedStyle(under).backgroundColor) : [255, 255, 255];
+    const face = opaque(style.backgroundColor) ? seen(rgb(style.backgroundColor), alpha, back)
+      : back;
+    const [a, b] = [seen(rgb(style.color), alpha, back), face].map(luminance)
+      .sort((x, y) => y - x);
+    return [element.dataset.card || element.id, (a + 0.05) / (b + 0.05)];
   });
 }"""
 
 
 @pytest.mark.parametrize("player", [("contrast", DESKTOP)], indirect=True)
-def test_every_card_of_the_hand_reads_at_aa_contrast_playable_or_not(served, player):
+def test_the_hand_playable_or_not_and_the_watch_link_read_at_aa_contrast(served, player):
     """Cards that may not be played now are dimmed, yet the player reads them: a red card
     at opacity 0.55 was 3.7:1, under WCAG AA's 4.5:1 for text of its size."""
     page = player.page
@@ -729,6 +730,9 @@ def test_every_card_of_the_hand_reads_at_aa_contrast_playable_or_not(served, pla
     player.open(served)
     player.start("basra", preset="egyptian", seats="2", level="greedy")
     page.locator("#hand .playable").first.click()  # while the bot plays, nothing is playable
-    contrasts = page.evaluate(CONTRASTS)
+    contrasts = page.locator("#hand .card").evaluate_all(CONTRASTS)
     assert any(card[1] in "DH" for card, _ in contrasts), contrasts
     assert all(ratio >= 4.5 for _, ratio in contrasts), contrasts
+    # And the small print under the board: the watch link was 3.8:1 at opacity 0.85.
+    [(_, ratio)] = page.locator("#watch-link").evaluate_all(CONTRASTS)
+    assert ratio >= 4.5
