@@ -2,7 +2,8 @@
 against real gunicorn and real Redis: whole games played by clicking, each round or deal
 end's breakdown checked against the server's events, the running score against the
 server's, the bots' pace, a phone's screen, the generic renderer, a spectator's watch link
-and a turn timer, no console error."""
+and a turn timer, a reload, a match the server ends, a stale move, the keyboard, cards'
+names and text contrast, no console error."""
 
 import itertools
 import json
