@@ -737,3 +737,30 @@ def test_the_hand_playable_or_not_and_the_watch_link_read_at_aa_contrast(served,
     # And the small print under the board: the watch link was 3.8:1 at opacity 0.85.
     [(_, ratio)] = page.locator("#watch-link").evaluate_all(CONTRASTS)
     assert ratio >= 4.5
+
+
+@pytest.mark.parametrize("player", [("replayed", DESKTOP)], indirect=True)
+def test_a_stream_resumed_mid_match_reads_the_session_once_not_once_a_version(served, player):
+    """A reload (or a watch link) mid-match: the stream replays every version at once, and
+    a read of the session for each went over the token's rate limit (429s)."""
+    player.open(served)
+    player.start("bank", seats="4", level="greedy")
+    page = player.page
+    ready = "body[data-landing=false] :is(#hand .playable, .choice), #ending[open]"
+    while True:  # to version 30, then to the player's turn: nothing is on its way to reload
+        page.wait_for_selector(ready)
+        if page.locator("#ending[open]").count():
+            page.click("#go-on")
+        elif int(page.get_attribute("body", "data-version") or 0) >= 30:
+            break
+        else:
+            player.click_a_move()
+    reads: list[str] = []
+    session = f"{served}/v1/sessions/{player.created['id']}"
+    page.on("request", lambda request: request.url == session and reads.append(request.url))
+    page.reload()
+    page.wait_for_selector("body[data-follow=stream]", state="attached")
+    version = page.get_attribute("body", "data-version")
+    page.wait_for_selector(f"#events li[data-version='{version}']", state="attached")
+    assert len(reads) <= 4, len(reads)
+    assert player.errors == []

@@ -456,6 +456,7 @@ async function readStream(body, controller) {
       buffer += value;
       const lines = buffer.split(/\r\n|\r|\n/);
       buffer = lines.pop();
+      let arrived = false;
       for (const line of lines) {
         if (line === "") {
           if (message.event === "end") return true;
@@ -463,8 +464,7 @@ async function readStream(body, controller) {
             receive(JSON.parse(message.data.join("\n")));
             // A version whose events this token may not see still counts for resuming.
             if (Number.isInteger(message.id)) eventsSeen = Math.max(eventsSeen, message.id);
-            await refresh();
-            if (!matchGoesOn(controller)) return false;
+            arrived = true;
           }
           message = { id: null, event: "message", data: [] };
           continue;
@@ -476,6 +476,13 @@ async function readStream(body, controller) {
         if (field === "id") message.id = Number(text);
         else if (field === "event") message.event = text;
         else if (field === "data") message.data.push(text);
+      }
+      // One read of the session for all the messages that came in together: a stream
+      // resumed mid-match (a reload, a watch link) replays every version at once, and a
+      // read each went over the token's rate limit.
+      if (arrived) {
+        await refresh();
+        if (!matchGoesOn(controller)) return false;
       }
     }
   } finally {
