@@ -728,9 +728,11 @@ def test_the_hand_playable_or_not_and_the_watch_link_read_at_aa_contrast(served,
     # Red cards in the hand for certain: this seed deals seat 0 the 7♥ and the Q♥.
     page.route("**/v1/sessions", lambda route: route.continue_(post_data=json.dumps(
         {**json.loads(route.request.post_data or "{}"), "seed": "picked-9"})))  # fmt: skip
-    player.open(served)
+    player.open(served, "pace=10000")
     player.start("basra", preset="egyptian", seats="2", level="greedy")
-    page.locator("#hand .playable").first.click()  # while the bot plays, nothing is playable
+    page.locator("#hand .playable").first.click()
+    # The bot's move waits to land: every card of the hand is dimmed, and stays so.
+    page.wait_for_selector("#skip:not([hidden])")
     contrasts = page.locator("#hand .card").evaluate_all(CONTRASTS)
     assert any(card[1] in "DH" for card, _ in contrasts), contrasts
     assert all(ratio >= 4.5 for _, ratio in contrasts), contrasts
