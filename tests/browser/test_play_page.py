@@ -2,7 +2,8 @@
 against real gunicorn and real Redis: whole games played by clicking, each round or deal
 end's breakdown checked against the server's events, the running score against the
 server's, the bots' pace, a phone's screen, the generic renderer, a spectator's watch link
-and a turn timer, no console error."""
+and a turn timer, a reload, a match the server ends, a stale move, the keyboard, cards'
+names and text contrast, no console error."""
 
 import itertools
 import json
@@ -263,6 +264,20 @@ def test_four_seat_basra_shows_your_partner_and_the_sides(served, player):
             break
         running_score_is_the_servers(player, served)
         player.click_a_move()
+    assert player.errors == []
+
+
+@pytest.mark.parametrize("player", [("basra-4-match", DESKTOP)], indirect=True)
+def test_a_whole_four_seat_basra_match_names_the_winning_side(served, player):
+    player.open(served)
+    player.start("basra", {"target_score": "1"}, seats="4", level="random")
+    _, ends = player.play_match(served, "basra")
+    assert ends
+    winner = player.server(served)["view"]["winner"]
+    headline = player.page.locator("#status .headline").inner_text()
+    assert headline == (
+        "Match over: Your side wins" if winner == 0 else "Match over: Seats 1 & 3 win"
+    )
     assert player.errors == []
 
 
@@ -537,3 +552,217 @@ def resumes_after_a_dropped_stream(browser: Browser, link: str) -> None:
         assert watcher.errors == []
     finally:
         watcher.page.close()
+
+
+@pytest.mark.parametrize("player", [("reload", DESKTOP)], indirect=True)
+def test_a_reload_goes_back_to_the_match_and_a_gone_one_to_the_form(served, player):
+    player.open(served)
+    player.start("basra", seats="2", level="greedy")
+    page = player.page
+    player.click_a_move()
+    page.wait_for_selector("body[data-landing=false] #hand .playable, #ending[open]")
+    version = page.get_attribute("body", "data-version")
+    hand = page.locator("#hand").inner_text()
+    # From here the page's streams hang: it does not hear of the session's end until it reads.
+    page.route("**/stream", lambda route: None)
+
+    page.reload()
+    page.wait_for_selector(f"body[data-version='{version}'] #hand .playable, #ending[open]")
+    assert page.locator("#hand").inner_text() == hand
+    assert page.locator("#intro").is_hidden()
+    assert (page.get_attribute("#watch-link", "href") or "").startswith(f"{served}/play#watch=")
+
+    requests.delete(
+        f"{served}/v1/sessions/{player.created['id']}",
+        headers={"Authorization": f"Bearer {player.token}"}, timeout=10,
+    ).raise_for_status()  # fmt: skip
+    page.reload()
+    expect(page.locator("#problem")).to_contain_text("no session")
+    assert page.locator("#intro").is_visible() and page.locator("#board").is_hidden()
+    assert page.locator("#new-match").get_attribute("open") is not None
+    page.reload()  # the gone match is forgotten
+    page.wait_for_selector("#intro-games li")
+    assert page.locator("#problem").is_hidden()
+    assert all("404" in error for error in player.errors), player.errors
+
+
+@pytest.mark.parametrize("player", [("ended", DESKTOP)], indirect=True)
+def test_a_match_the_server_ends_while_open_says_so_and_offers_no_move(served, player):
+    player.open(served)
+    player.start("bank", seats="2", level="greedy")
+    page = player.page
+    page.wait_for_selector("body[data-follow=stream]", state="attached")
+    requests.delete(
+        f"{served}/v1/sessions/{player.created['id']}",
+        headers={"Authorization": f"Bearer {player.token}"}, timeout=10,
+    ).raise_for_status()  # fmt: skip
+
+    expect(page.locator("#problem")).to_contain_text("no longer on the server")
+    assert page.locator("#status .headline").inner_text() == "Match ended on the server"
+    assert page.locator("#hand .playable, .choice").count() == 0
+    assert page.locator("#new-match").get_attribute("open") is not None
+    player.start("basra", seats="2", level="greedy")  # and another match starts
+    assert page.locator("#problem").is_hidden()
+    # The browser logs a 404 of its own when the page's next read finds the session gone.
+    assert all("404" in error for error in player.errors), player.errors
+
+
+@pytest.mark.parametrize("player", [("keys", DESKTOP)], indirect=True)
+def test_a_hand_card_plays_from_the_keyboard_with_enter_or_space(served, player):
+    player.open(served)
+    player.start("basra", seats="2", level="greedy")
+    page = player.page
+    for key in ("Space", "Enter"):
+        page.wait_for_selector("body[data-landing=false] #hand .playable")
+        version = int(page.get_attribute("body", "data-version") or 0)
+        card = page.locator("#hand .playable").first
+        card.focus()
+        page.keyboard.press(key)
+        if card.get_attribute("aria-pressed") == "true":  # a card of several captures
+            expect(page.locator(".choice").first).to_be_focused()
+            page.keyboard.press(key)
+        page.wait_for_function(f"() => Number(document.body.dataset.version) > {version}")
+    assert page.evaluate("window.scrollY") == 0
+    assert player.errors == []
+
+
+@pytest.mark.parametrize("player", [("names", DESKTOP)], indirect=True)
+def test_cards_are_named_for_a_screen_reader(served, player):
+    """Each face-up card is read out as its name (an image, or a button in the hand), not
+    as its corner and pip."""
+    player.open(served)
+    player.start("basra", seats="2", level="greedy")
+    page = player.page
+    page.wait_for_selector("body[data-landing=false] #hand .playable")
+    table = page.locator("#centre .table").aria_snapshot()
+    cards = page.locator("#centre .table .card").all_inner_texts()
+    assert cards
+    assert table.count("- img ") == len(cards), table
+    assert "- text:" not in table, table
+    assert (
+        page.locator("#hand").get_by_role("button").count()
+        == page.locator("#hand .playable").count()
+    )
+    assert player.errors == []
+
+
+@pytest.mark.parametrize("player", [("watch-click", DESKTOP)], indirect=True)
+def test_the_watch_link_opens_the_spectator_view_in_a_tab_of_its_own(served, player):
+    """Clicked on the page at /play itself (no query), the link only changed the hash:
+    nothing happened, and a reload then watched the match instead of playing the seat."""
+    page = player.page
+    page.goto(f"{served}/play")
+    page.wait_for_selector("#intro-games li")
+    page.select_option("#pace", "off")
+    player.start("basra", seats="2", level="greedy")
+    with page.context.expect_page() as opened:
+        page.click("#watch-link")
+    spectator = opened.value
+    try:
+        spectator.wait_for_selector("#spectating:not([hidden])")
+        assert spectator.get_attribute("body", "data-role") == "spectator"
+        assert page.url == f"{served}/play"
+        assert page.locator("#hand .card").count() > 0
+    finally:
+        spectator.close()
+    assert player.errors == []
+
+
+@pytest.mark.parametrize("player", [("stale", DESKTOP)], indirect=True)
+def test_a_move_on_a_changed_table_says_so_in_words_and_shows_the_table_now(served, player):
+    player.open(served)
+    player.start("basra", seats="2", level="greedy")
+    page = player.page
+    page.wait_for_selector("body[data-landing=false] #hand .playable")
+
+    def behind(route: Route) -> None:
+        body = json.loads(route.request.post_data or "{}")
+        route.continue_(post_data=json.dumps({**body, "version": body["version"] - 1}))
+
+    if page.get_attribute("body", "data-version") == "0":  # a version before the first
+        player.click_a_move()
+        page.wait_for_selector("body[data-landing=false] #hand .playable, #ending[open]")
+    page.route("**/moves", behind)
+    version = page.get_attribute("body", "data-version")
+    player.click_a_move()
+    expect(page.locator("#problem")).to_contain_text("The table changed before your move")
+    assert "read the session again" not in page.locator("#problem").inner_text()
+    page.wait_for_selector(f"body[data-version='{version}'] #hand .playable")
+    assert all("409" in error for error in player.errors), player.errors
+
+
+# The contrast of each element's text with what is behind it, its own background or the first
+# one under it, both seen through the opacity on the way (WCAG's relative luminance).
+CONTRASTS = """(elements) => {
+  const rgb = (text) => text.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const opaque = (colour) => !colour.endsWith(", 0)") && colour !== "transparent";
+  const seen = (colour, alpha, back) => colour.map((c, i) => alpha * c + (1 - alpha) * back[i]);
+  const luminance = (colour) => {
+    const [r, g, b] = colour.map((c) => c / 255)
+      .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  return elements.map((element) => {
+    const style = getComputedStyle(element);
+    let alpha = Number(style.opacity);
+    let under = element.parentElement;
+    while (under && !opaque(getComputedStyle(under).backgroundColor)) {
+      alpha *= Number(getComputedStyle(under).opacity);
+      under = under.parentElement;
+    }
+    const back = under ? rgb(getComputedStyle(under).backgroundColor) : [255, 255, 255];
+    const face = opaque(style.backgroundColor) ? seen(rgb(style.backgroundColor), alpha, back)
+      : back;
+    const [a, b] = [seen(rgb(style.color), alpha, back), face].map(luminance)
+      .sort((x, y) => y - x);
+    return [element.dataset.card || element.id, (a + 0.05) / (b + 0.05)];
+  });
+}"""
+
+
+@pytest.mark.parametrize("player", [("contrast", DESKTOP)], indirect=True)
+def test_the_hand_playable_or_not_and_the_watch_link_read_at_aa_contrast(served, player):
+    """Cards that may not be played now are dimmed, yet the player reads them: a red card
+    at opacity 0.55 was 3.7:1, under WCAG AA's 4.5:1 for text of its size."""
+    page = player.page
+    # Red cards in the hand for certain: this seed deals seat 0 the 7♥ and the Q♥.
+    page.route("**/v1/sessions", lambda route: route.continue_(post_data=json.dumps(
+        {**json.loads(route.request.post_data or "{}"), "seed": "picked-9"})))  # fmt: skip
+    player.open(served, "pace=10000")
+    player.start("basra", preset="egyptian", seats="2", level="greedy")
+    page.locator("#hand .playable").first.click()
+    # The bot's move waits to land: every card of the hand is dimmed, and stays so.
+    page.wait_for_selector("#skip:not([hidden])")
+    contrasts = page.locator("#hand .card").evaluate_all(CONTRASTS)
+    assert any(card[1] in "DH" for card, _ in contrasts), contrasts
+    assert all(ratio >= 4.5 for _, ratio in contrasts), contrasts
+    # And the small print under the board: the watch link was 3.8:1 at opacity 0.85.
+    [(_, ratio)] = page.locator("#watch-link").evaluate_all(CONTRASTS)
+    assert ratio >= 4.5
+
+
+@pytest.mark.parametrize("player", [("replayed", DESKTOP)], indirect=True)
+def test_a_stream_resumed_mid_match_reads_the_session_once_not_once_a_version(served, player):
+    """A reload (or a watch link) mid-match: the stream replays every version at once, and
+    a read of the session for each went over the token's rate limit (429s)."""
+    player.open(served)
+    player.start("bank", seats="4", level="greedy")
+    page = player.page
+    ready = "body[data-landing=false] :is(#hand .playable, .choice), #ending[open]"
+    while True:  # to version 30, then to the player's turn: nothing is on its way to reload
+        page.wait_for_selector(ready)
+        if page.locator("#ending[open]").count():
+            page.click("#go-on")
+        elif int(page.get_attribute("body", "data-version") or 0) >= 30:
+            break
+        else:
+            player.click_a_move()
+    reads: list[str] = []
+    session = f"{served}/v1/sessions/{player.created['id']}"
+    page.on("request", lambda request: request.url == session and reads.append(request.url))
+    page.reload()
+    page.wait_for_selector("body[data-follow=stream]", state="attached")
+    version = page.get_attribute("body", "data-version")
+    page.wait_for_selector(f"#events li[data-version='{version}']", state="attached")
+    assert len(reads) <= 4, len(reads)
+    assert player.errors == []

@@ -15,6 +15,8 @@ const LOG_LENGTH = 60;
 const RETRY_MS = 1000;
 const TICK_MS = 250;
 const WATCH = "#watch=";
+// The seat this tab plays, kept for the tab's life so that a reload goes back to the match.
+const STORED = "play-session";
 // Milliseconds before each other seat's move lands; `?pace=off` or `?pace=<ms>` sets it.
 const PACES = { slow: 1600, normal: 900, fast: 350, off: 0 };
 
@@ -36,6 +38,7 @@ let following = null;   // AbortController of the running event stream or long p
 let deadlineAt = null;  // when the seat to move runs out of time (this clock), or null
 let busy = false;       // a move is on its way: nothing is clickable
 let picked = null;      // the hand card whose moves are listed, and the version it was picked at
+let gone = false;       // the server no longer has the session (ended, expired): nothing to play
 
 class Problem extends Error {
   constructor(status, body) {
@@ -210,11 +213,9 @@ async function startMatch(event) {
       seat: created.seats.findIndex((seat) => seat.type === "human"),
       game: created.game,
     };
-    resetBoard();
-    showWatchLink(created.spectators[0].token);
-    $("new-match").open = false;
-    await refresh();
-    keepUp();
+    session.watch = created.spectators[0].token;
+    sessionStorage.setItem(STORED, JSON.stringify(session));
+    await resume();
   } catch (error) {
     showProblem(error);
   } finally {
@@ -222,8 +223,35 @@ async function startMatch(event) {
   }
 }
 
+// The board of `session`, the seat this tab plays, read afresh and followed.
+async function resume() {
+  resetBoard();
+  showWatchLink(session.watch);
+  $("new-match").open = false;
+  await refresh();
+  keepUp();
+}
+
+// A reload goes back to the tab's match; one the server no longer has leaves the form.
+async function resumeStored() {
+  const stored = sessionStorage.getItem(STORED);
+  if (stored === null) return;
+  session = JSON.parse(stored);
+  try {
+    await resume();
+  } catch (error) {
+    sessionStorage.removeItem(STORED);
+    session = null;
+    $("new-match").open = true;
+    $("intro").hidden = false;
+    $("watch").hidden = true;
+    showProblem(error);
+  }
+}
+
 function resetBoard() {
   shown = latest = picked = null;
+  gone = false;
   queue = [];
   eventsSeen = 0;
   $("events").replaceChildren();
@@ -347,6 +375,18 @@ function stopFollowing() {
   following = null;
 }
 
+// The server ended the session (deleted, expired): the board stays as it was, with nothing
+// to play, and the player may start a new match. True: nothing more to follow.
+function ended() {
+  gone = true;
+  sessionStorage.removeItem(STORED);
+  showProblem(new Error("This match is no longer on the server (it was ended or expired)" +
+    (session.seat === null ? "." : ": start a new one.")));
+  $("new-match").open = true;
+  render();
+  return true;
+}
+
 const pause = () => new Promise((resolve) => setTimeout(resolve, RETRY_MS));
 
 // The other seats' moves arrive through the session's event stream (the long poll if the
@@ -386,6 +426,7 @@ async function followStream(controller) {
       await pause();
       continue;
     }
+    if (response.status === 404) return ended();
     if (!response.ok || !response.body) {
       if (!opened) return false;
       await pause();
@@ -394,7 +435,7 @@ async function followStream(controller) {
     opened = true;
     document.body.dataset.follow = "stream";
     try {
-      if (await readStream(response.body, controller)) return true;
+      if (await readStream(response.body, controller)) return ended();
     } catch (error) {
       if (controller.signal.aborted) return true;
     }
@@ -415,6 +456,7 @@ async function readStream(body, controller) {
       buffer += value;
       const lines = buffer.split(/\r\n|\r|\n/);
       buffer = lines.pop();
+      let arrived = false;
       for (const line of lines) {
         if (line === "") {
           if (message.event === "end") return true;
@@ -422,8 +464,7 @@ async function readStream(body, controller) {
             receive(JSON.parse(message.data.join("\n")));
             // A version whose events this token may not see still counts for resuming.
             if (Number.isInteger(message.id)) eventsSeen = Math.max(eventsSeen, message.id);
-            await refresh();
-            if (!matchGoesOn(controller)) return false;
+            arrived = true;
           }
           message = { id: null, event: "message", data: [] };
           continue;
@@ -435,6 +476,13 @@ async function readStream(body, controller) {
         if (field === "id") message.id = Number(text);
         else if (field === "event") message.event = text;
         else if (field === "data") message.data.push(text);
+      }
+      // One read of the session for all the messages that came in together: a stream
+      // resumed mid-match (a reload, a watch link) replays every version at once, and a
+      // read each went over the token's rate limit.
+      if (arrived) {
+        await refresh();
+        if (!matchGoesOn(controller)) return false;
       }
     }
   } finally {
@@ -456,11 +504,19 @@ async function followLongPoll(controller) {
       }
     } catch (error) {
       if (controller.signal.aborted) return;
+      if (error.status === 404) {
+        ended();
+        return;
+      }
       showProblem(error);
       await pause();
     }
   }
 }
+
+// What a player is told when the server refused a move on a board that had changed.
+const STALE = new Error("The table changed before your move arrived (a move came first, " +
+  "or the timer played for you): it is shown as it is now.");
 
 // A legal move goes back as the server listed it.
 async function play(move) {
@@ -472,7 +528,8 @@ async function play(move) {
     }));
     showProblem(null);
   } catch (error) {
-    showProblem(error);
+    if (error.status === 404) ended();
+    else showProblem(error.body.type === "/problems/stale-version" ? STALE : error);
     if (error.status === 409) await refresh();
   } finally {
     busy = false;
@@ -503,7 +560,7 @@ function render() {
 function renderCountdown() {
   const box = $("countdown");
   const view = latest && latest.view;
-  if (deadlineAt === null || !view || view.status === "match_over" || view.turn === null) {
+  if (gone || deadlineAt === null || !view || view.status === "match_over" || view.turn === null) {
     box.hidden = true;
     return;
   }
@@ -520,8 +577,10 @@ function matchResult(view, who) {
     return `Match over: ${winners.map(who.seatName).join(" and ")} share the win`;
   }
   if (Number.isInteger(view.winner)) {
-    const name = who.sideName(view.winner);
-    return `Match over: ${name} ${name === "You" || name === "Your side" ? "win" : "wins"}`;
+    // "You win", "Seats 1 & 3 win"; "Your side wins", "Seat 1 (greedy bot) wins".
+    const seats = who.members(view.winner);
+    const plural = seats.length === 1 ? seats[0] === who.me : !seats.includes(who.me);
+    return `Match over: ${who.sideName(view.winner)} ${plural ? "win" : "wins"}`;
   }
   return "Match over";
 }
@@ -529,7 +588,9 @@ function matchResult(view, who) {
 function renderStatus(view, renderer, who) {
   const parts = [];
   const mine = view.turn === session.seat && session.seat !== null;
-  if (view.status === "match_over") {
+  if (gone) {
+    parts.push(note("Match ended on the server", "headline"));
+  } else if (view.status === "match_over") {
     parts.push(note(matchResult(view, who), "headline"));
   } else if (landing) {
     parts.push(note(session.seat === null ? "Moves landing…" : "The other players are playing…",
@@ -604,7 +665,7 @@ function choiceButton(move, renderer) {
 // version (the stream catching up) draws the board again and must not drop the list.
 function renderHand(view, renderer) {
   if (session.seat === null) return;  // a spectator has no hand and nothing to play
-  const ready = !busy && !landing && shown === latest && view.turn === session.seat;
+  const ready = !gone && !busy && !landing && shown === latest && view.turn === session.seat;
   const moves = ready ? shown.moves : [];
   const byCard = new Map();
   const others = [];
@@ -637,7 +698,12 @@ function renderHand(view, renderer) {
         $("choices").firstElementChild.focus();
       };
       element.addEventListener("click", pick);
-      element.addEventListener("keydown", (key) => { if (key.key === "Enter") pick(); });
+      // A button's keys: Enter, and Space (without scrolling the page).
+      element.addEventListener("keydown", (key) => {
+        if (key.key !== "Enter" && key.key !== " ") return;
+        key.preventDefault();
+        pick();
+      });
     }
     return element;
   });
@@ -712,5 +778,5 @@ if (query.get("pace") !== null) $("pace").closest("label").hidden = true;
 if (location.hash.startsWith(WATCH)) {
   watch(location.hash.slice(WATCH.length)).catch(showProblem);
 } else {
-  loadGames().catch(showProblem);
+  loadGames().then(resumeStored).catch(showProblem);
 }

@@ -28,6 +28,9 @@ export function cardElement(card, { small = false } = {}) {
   const element = document.createElement("span");
   element.className = "card" + (small ? " small" : "") + (RED_SUITS.has(card[1]) ? " red" : "");
   element.dataset.card = card;
+  // Named as one picture (a playable hand card is made a button instead): a plain span's
+  // name is not read out, its corner and pip would be.
+  element.setAttribute("role", "img");
   element.setAttribute("aria-label", cardText(card));
   const corner = document.createElement("span");
   corner.className = "corner";
