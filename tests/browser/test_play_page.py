@@ -111,6 +111,14 @@ class Player:
         answer.raise_for_status()
         return answer.json()
 
+    def delete_session(self, served: str) -> None:
+        """The session deleted on the server, by the human seat, behind the page's back."""
+        requests.delete(
+            f"{served}/v1/sessions/{self.created['id']}",
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=10,
+        ).raise_for_status()
+
     def followed_the_stream(self) -> None:
         """The page kept up through the event stream, not the long poll fallback."""
         assert self.streams, "the page never opened the event stream"
@@ -572,10 +580,7 @@ def test_a_reload_goes_back_to_the_match_and_a_gone_one_to_the_form(served, play
     assert page.locator("#intro").is_hidden()
     assert (page.get_attribute("#watch-link", "href") or "").startswith(f"{served}/play#watch=")
 
-    requests.delete(
-        f"{served}/v1/sessions/{player.created['id']}",
-        headers={"Authorization": f"Bearer {player.token}"}, timeout=10,
-    ).raise_for_status()  # fmt: skip
+    player.delete_session(served)
     page.reload()
     expect(page.locator("#problem")).to_contain_text("no session")
     assert page.locator("#intro").is_visible() and page.locator("#board").is_hidden()
@@ -592,10 +597,7 @@ def test_a_match_the_server_ends_while_open_says_so_and_offers_no_move(served, p
     player.start("bank", seats="2", level="greedy")
     page = player.page
     page.wait_for_selector("body[data-follow=stream]", state="attached")
-    requests.delete(
-        f"{served}/v1/sessions/{player.created['id']}",
-        headers={"Authorization": f"Bearer {player.token}"}, timeout=10,
-    ).raise_for_status()  # fmt: skip
+    player.delete_session(served)
 
     expect(page.locator("#problem")).to_contain_text("no longer on the server")
     assert page.locator("#status .headline").inner_text() == "Match ended on the server"
