@@ -153,6 +153,39 @@ def test_every_level_plays_a_game_of_one_seat(level) -> None:
         assert move == 2  # its own points are what it has to gain
 
 
+class Lucky(Alone):
+    """A patience of one move with a hidden stock of numbers: draw the top one (worth its
+    number) or stand (worth 2). The seat knows the numbers, not their order."""
+
+    name = "lucky"
+
+    def to_move(self, state: tuple) -> int | None:
+        return 0 if state[1] is None else None
+
+    def legal_moves(self, state: tuple) -> list[str]:
+        return ["draw", "stand"]
+
+    def apply(self, state: tuple, move: str) -> tuple[tuple, list]:  # type: ignore[override]
+        stock, _ = state
+        return (stock[1:], stock[0] if move == "draw" else 2), []
+
+    def standing(self, state: tuple) -> list[float]:  # type: ignore[override]
+        return [float(state[1] or 0)]
+
+    def determinize(self, state: tuple, seat: int, rng: random.Random) -> tuple:  # type: ignore[override]
+        stock = sorted(state[0])
+        rng.shuffle(stock)
+        return tuple(stock), state[1]
+
+
+@pytest.mark.parametrize("level", ["random", "greedy", "expert"])
+def test_generic_search_does_not_read_the_hidden_stock(level: str) -> None:
+    # The same seat's view: the stock's order is hidden from it.
+    high_first = hint(Lucky(), ((3, 1, 1), None), level, "lucky")  # type: ignore[arg-type]
+    high_last = hint(Lucky(), ((1, 1, 3), None), level, "lucky")  # type: ignore[arg-type]
+    assert high_first == high_last
+
+
 class Counted:
     """Search knowledge that counts its playouts; every move is worth its own number."""
 
