@@ -8,10 +8,18 @@ cards at random: two states that differ only in unseen cards give the same resul
 """
 
 import random
+from dataclasses import replace
 from functools import lru_cache
 
 from engine.basra.cards import DECK, VALUE
-from engine.basra.moves import Move, card_moves, clears_as_some_rank, is_final_card, sweeps
+from engine.basra.moves import (
+    Move,
+    TooManyMoves,
+    card_moves,
+    clears_as_some_rank,
+    is_final_card,
+    sweeps,
+)
 from engine.basra.play import deal_hands
 from engine.basra.rules import Rules
 from engine.basra.scoring import card_points, score
@@ -102,12 +110,22 @@ def policy_move(
     best_worth = 0.0
     frozen = tuple(table)
     for card in hand:
-        for option in card_moves(card, frozen, rules, final):
+        for option in policy_options(card, frozen, rules, final):
             worth = move_worth(option, table, rules, worth_of) + noise * rng.random()
             if best is None or worth > best_worth:
                 best, best_worth = option, worth
     assert best is not None, "the mover holds a card"
     return best
+
+
+def policy_options(card: str, table: tuple[str, ...], rules: Rules, final: bool) -> list[Move]:
+    """The card's moves the playout policy weighs: all of them, or, under `any_family` on a
+    table whose captures are too many to list, its captures of most cards (covers too, so
+    legal) and its lay: a sampled hand may hold a card that the seat's own listing never met."""
+    try:
+        return card_moves(card, table, rules, final)
+    except TooManyMoves:
+        return card_moves(card, table, replace(rules, capture_policy="max_cards"), final)
 
 
 def playout(

@@ -11,7 +11,8 @@ equal luck.
 The budget is a number of iterations, so a decision depends on the seed alone; a time
 budget can cap it further, at the price of reproducibility. A game's search knowledge may
 set its own budget (`iterations(moves)`, by the number of legal moves); without it every
-decision gets ITERATIONS.
+decision gets ITERATIONS. Either way a decision plays at most PLAYOUTS playouts (at least
+one per legal move), so a position with thousands of legal moves holds no worker for long.
 """
 
 import random
@@ -24,13 +25,20 @@ from engine.game import Game, Search
 ITERATIONS = 24
 # Playout policy noise, in points: enough to vary the playouts of one deal a little.
 NOISE = 2.0
+# The most playouts (iterations times legal moves) a decision spends, a count like the
+# budget: far above a usual decision (Bank's 40 deals of a few moves, Basra's 24 of up to
+# a dozen), but a Basra table under any_family can offer thousands of captures, and 24
+# playouts of each took a minute of CPU, past gunicorn's timeout.
+PLAYOUTS = 768
 
 
 def budget(search: Search, moves: int) -> int:
     """The iterations a decision among `moves` legal moves gets: the game's own count when
-    its search knowledge offers one (`iterations(moves)`), else ITERATIONS."""
+    its search knowledge offers one (`iterations(moves)`), else ITERATIONS; fewer when that
+    many would spend more than PLAYOUTS playouts, but at least one."""
     offered = getattr(search, "iterations", None)
-    return ITERATIONS if offered is None else offered(moves)
+    wanted = ITERATIONS if offered is None else offered(moves)
+    return max(1, min(wanted, PLAYOUTS // moves))
 
 
 def expert_player(

@@ -8,6 +8,9 @@ from engine.game import Game, Search
 
 # Plies a generic playout plays before it judges the position by `standing`.
 HORIZON = 60
+# The seed of the one deal of unseen cards a generic move value is judged on: fixed, so the
+# value depends on what the mover sees alone.
+SIGHT = "generic move value"
 
 
 def advantage(game: Game, state: Any, seat: int) -> float:
@@ -20,15 +23,17 @@ def advantage(game: Game, state: Any, seat: int) -> float:
 
 
 class Generic:
-    """The default evaluator: a move is worth the advantage it leaves its mover; a playout
-    plays random moves for HORIZON plies (or to the end of the match)."""
+    """The default evaluator: a move is worth the advantage it leaves its mover on a deal of
+    the cards it cannot see (not on the real ones: a move may draw one); a playout plays
+    random moves for HORIZON plies (or to the end of the match)."""
 
     def __init__(self, game: Game) -> None:
         self.game = game
 
     def move_value(self, state: Any, move: Any) -> tuple[float]:
         seat = cast(int, self.game.to_move(state))  # a seat: the match is being played
-        after, _ = self.game.apply(state, move)
+        world = self.game.determinize(state, seat, random.Random(SIGHT))
+        after, _ = self.game.apply(world, move)
         return (advantage(self.game, after, seat),)
 
     def playout(self, state: Any, move: Any, seat: int, rng: random.Random, noise: float) -> float:

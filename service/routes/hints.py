@@ -30,6 +30,9 @@ def add_hint(blp: Blueprint, game: Game, shapes: Envelopes) -> None:
         state = requests.read_state(game, body["state"])
         if game.to_move(state) is None:
             raise invalid("state.status", "the match is over; there is no move to hint")
+        if not game.legal_moves(state):
+            # A valid state: a Basra round played out, its sweep and points not yet banked.
+            raise invalid("state", "the seat to move has no legal move; there is no move to hint")
         move, alternatives = hint(game, state, body["level"], requests.seed(body))
         return answer(
             {

@@ -6,21 +6,30 @@ import pytest
 from engine.basra import MoveError, Rules, apply, legal_moves, new_game
 from engine.basra.cards import VALUE
 from engine.basra.moves import ANY_FAMILY_CANDIDATES
+from engine.bots import hint
 from engine.errors import TooLarge
+from engine.game import get_game
 
 HOUSE = {"forced_capture": False, "capture_policy": "any_family", "seven_diamonds_mode": "plain"}
 
 
 @pytest.fixture(scope="module")
-def crowded():
-    """Lay every card (legal without forced capture) until listing is refused."""
-    state = new_game(Rules.from_json({"preset": "levantine", **HOUSE}), 2, "crowded")
+def crowding():
+    """Lay every card (legal without forced capture) until listing is refused: the last
+    state whose moves list, and the first whose moves do not."""
+    state = listed = new_game(Rules.from_json({"preset": "levantine", **HOUSE}), 2, "crowded")
     while True:
         try:
             moves = legal_moves(state)
         except TooLarge:
-            return state
+            return listed, state
+        listed = state
         state, _ = apply(state, next(move for move in moves if not move.capture))
+
+
+@pytest.fixture(scope="module")
+def crowded(crowding):
+    return crowding[1]
 
 
 def test_listing_a_huge_any_family_table_is_refused_naming_the_table(crowded):
@@ -52,3 +61,12 @@ def test_an_illegal_named_capture_is_refused_and_a_lay_accepted(crowded):
         apply(crowded, {"card": card, "capture": [lone]})
     after, _ = apply(crowded, {"card": card, "capture": []})
     assert after.table[-1] == card
+
+
+def test_the_expert_plays_on_a_table_its_sampled_hands_could_not_list(crowding):
+    # The mover's ace lists its moves; a ten dealt to the other hand in a playout could not.
+    listed = crowding[0]
+    game = get_game("basra")
+    move, weighed = hint(game, listed, "expert", "crowded")
+    assert move in game.legal_moves(listed)
+    assert [option for option, _ in weighed] == game.legal_moves(listed)

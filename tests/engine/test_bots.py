@@ -7,7 +7,7 @@ import pytest
 
 from engine.bots import choose_move, hint
 from engine.bots.arena import play_match, run, wilson
-from engine.bots.expert import expert_player
+from engine.bots.expert import ITERATIONS, PLAYOUTS, expert_player
 from engine.game import get_game
 from tests.engine.builders import LEVANTINE, build, cards, positions, single_play
 from tests.engine.hidden import hidden_shuffle
@@ -151,3 +151,76 @@ def test_every_level_plays_a_game_of_one_seat(level) -> None:
     assert move in (1, 2) and [option for option, _ in weighed] == [1, 2]
     if level == "greedy":
         assert move == 2  # its own points are what it has to gain
+
+
+class Lucky(Alone):
+    """A patience of one move with a hidden stock of numbers: draw the top one (worth its
+    number) or stand (worth 2). The seat knows the numbers, not their order."""
+
+    name = "lucky"
+
+    def to_move(self, state: tuple) -> int | None:
+        return 0 if state[1] is None else None
+
+    def legal_moves(self, state: tuple) -> list[str]:
+        return ["draw", "stand"]
+
+    def apply(self, state: tuple, move: str) -> tuple[tuple, list]:  # type: ignore[override]
+        stock, _ = state
+        return (stock[1:], stock[0] if move == "draw" else 2), []
+
+    def standing(self, state: tuple) -> list[float]:  # type: ignore[override]
+        return [float(state[1] or 0)]
+
+    def determinize(self, state: tuple, seat: int, rng: random.Random) -> tuple:  # type: ignore[override]
+        stock = sorted(state[0])
+        rng.shuffle(stock)
+        return tuple(stock), state[1]
+
+
+@pytest.mark.parametrize("level", ["random", "greedy", "expert"])
+def test_generic_search_does_not_read_the_hidden_stock(level: str) -> None:
+    # The same seat's view: the stock's order is hidden from it.
+    high_first = hint(Lucky(), ((3, 1, 1), None), level, "lucky")  # type: ignore[arg-type]
+    high_last = hint(Lucky(), ((1, 1, 3), None), level, "lucky")  # type: ignore[arg-type]
+    assert high_first == high_last
+
+
+class Counted:
+    """Search knowledge that counts its playouts; every move is worth its own number."""
+
+    def __init__(self) -> None:
+        self.playouts = 0
+
+    def move_value(self, state: int, move: int) -> tuple[float]:
+        return (float(move),)
+
+    def playout(self, state: int, move: int, seat: int, rng: random.Random, noise: float) -> float:
+        self.playouts += 1
+        return float(move)
+
+
+class Crowded(Alone):
+    """One decision among `moves` legal moves (as a Basra table under any_family can offer
+    thousands), with search knowledge that counts its playouts."""
+
+    name = "crowded"
+
+    def __init__(self, moves: int) -> None:
+        self.moves = moves
+        self.search = Counted()
+
+    def legal_moves(self, state: int) -> list[int]:
+        return list(range(self.moves))
+
+
+@pytest.mark.parametrize("moves", [3, 40, 2000])
+def test_expert_spends_a_bounded_number_of_playouts(moves: int) -> None:
+    game = Crowded(moves)
+    move, weighed = expert_player(game, 0, "many")  # type: ignore[arg-type]
+    assert move == moves - 1 and len(weighed) == moves
+    playouts = game.search.playouts
+    assert playouts % moves == 0  # whole iterations, every move in each
+    assert playouts <= max(PLAYOUTS, moves)
+    if moves * ITERATIONS <= PLAYOUTS:
+        assert playouts == moves * ITERATIONS

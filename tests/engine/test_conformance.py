@@ -7,8 +7,12 @@ see. Bank's legal moves are also checked against a brute-force oracle written st
 from its rules (§3, §6, §7)."""
 
 import json
+import os
 import random
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -334,6 +338,38 @@ def test_a_decision_ignores_cards_the_seat_cannot_see(name, seats, level) -> Non
         assert game.write(other) != game.write(state)
         assert game.view(other, seat) == game.view(state, seat)
         assert hint(game, other, level, f"h{index}") == hint(game, state, level, f"h{index}")
+
+
+def decisions(games: tuple[str, ...] = ("basra", "bank")) -> str:
+    """Every level's seeded hint on a few positions of each game with the most seats, as
+    JSON: what one process decides, to compare with another's."""
+    found = []
+    for name in games:
+        game = get_game(name)
+        for index, state in enumerate(choices(name, max(SEAT_COUNTS[name]), 3, f"hash/{name}")):
+            for level in LEVELS:
+                move, weighed = hint(game, state, level, f"hash {index}")
+                written = [[game.write_move(state, option), value] for option, value in weighed]
+                found.append([name, level, game.write_move(state, move), written])
+    return json.dumps(found)
+
+
+def test_a_decision_is_the_same_under_any_hash_seed() -> None:
+    # Sets and dicts keyed by strings iterate in an order PYTHONHASHSEED picks per process.
+    script = "from tests.engine.test_conformance import decisions; print(decisions())"
+    root = Path(__file__).resolve().parents[2]
+    answers = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("0", "4242")
+    }
+    assert answers == {decisions() + "\n"}
 
 
 @pytest.mark.parametrize("name", GAMES)

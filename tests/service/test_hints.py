@@ -93,3 +93,19 @@ def test_no_hint_once_the_match_is_over(client) -> None:
     assert response.status_code == 422
     assert response.mimetype == "application/problem+json"
     assert "state.status" in response.get_json()["errors"]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_no_hint_on_a_round_played_out_but_not_banked(client, level: str) -> None:
+    # A valid state (contract: score on such a round) with no move for the seat to move.
+    state = GAME.new({"preset": "levantine"}, 2, "played out")
+    while state.stock or sum(map(len, state.hands)) > 1:
+        state, _ = GAME.apply(state, GAME.legal_moves(state)[0])
+    data = GAME.write(state)
+    data["table"].append(data["hands"][data["turn"]].pop())
+    data["turn"] = 1 - data["turn"]
+    assert legal_moves(client, data) == []
+    response = client.post(HINT, json={"state": data, "level": level})
+    assert response.status_code == 422
+    assert response.mimetype == "application/problem+json"
+    assert "state" in response.get_json()["errors"]
