@@ -254,12 +254,12 @@ class RateLimits:
     `limits` library's sliding-window counters. A request within them goes on to `app`; one
     over a limit goes to `refuse` (Flask) with its 429 problem under REFUSAL."""
 
-    def __init__(
-        self, app: WSGIApp, refuse: WSGIApp, config: Mapping[str, Any], hints: frozenset[str]
-    ) -> None:
-        self.app, self.refuse, self.hints = app, refuse, hints
+    def __init__(self, app: WSGIApp, refuse: WSGIApp, config: Mapping[str, Any]) -> None:
+        self.app, self.refuse = app, refuse
+        # Read from the registry: a game may have been added, and may seat more than the
+        # shipped ones.
+        self.hints = frozenset(f"{PREFIX}/{name}/hint" for name in games())
         self.replays = replay_paths()
-        # Read from the registry, as the hints are: a game may seat more than the shipped.
         self.seats_counted = most_seats()
         self.max_body = int(config["MAX_BODY_BYTES"])
         self.limits = {scope: checked(f"RATE_LIMIT_{scope.upper()}", config) for scope in SCOPES}
@@ -283,8 +283,7 @@ class RateLimits:
         """`app` behind the configured limits; `app` itself when they are off or all empty."""
         if not config["RATE_LIMITS"]:
             return app
-        hints = frozenset(f"{PREFIX}/{name}/hint" for name in games())
-        limited = RateLimits(app, refuse, config, hints)
+        limited = RateLimits(app, refuse, config)
         return limited if any(limited.limits.values()) else app
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
