@@ -306,6 +306,11 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
+# KEYS: a sorted set (a schedule, an owner's list). ARGV: score (ms), id. A script rather than
+# a plain ZADD so that it goes as every write does (RedisStore._run): in durable mode, answered
+# once the replicas have it, on a cluster's own node for that key.
+PLAN = "return redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])"
+
 # KEYS: a creation's key. ARGV: hold, hold ms, ttl ms. Returns false when the hold is kept
 # now, else what the key holds: another creation's hold, or an answer (its TTL refreshed,
 # as every access of the store does).
@@ -824,6 +829,7 @@ class RedisStore(SessionStore):
         self._admit = self.client.register_script(ADMIT)
         self._settle_creation = self.client.register_script(SETTLE_CREATION)
         self._outbox_settle = self.client.register_script(OUTBOX_SETTLE)
+        self._plan = self.client.register_script(PLAN)
         self.outbox_schedule = self.schedule(OUTBOX_SCHEDULE)
 
     def schedule(self, key: str) -> "RedisSchedule":
@@ -923,11 +929,10 @@ class RedisStore(SessionStore):
         ]
         if change.new is not None and change.new.owner is not None:
             # Listed before it exists (its own slot on a cluster, so not in the script): a
-            # listing drops an id whose creation never landed.
-            with reachable():
-                self.client.zadd(
-                    owner_key(change.new.owner), {session_id: ms(change.new.created_at)}
-                )
+            # listing drops an id whose creation never landed. Acknowledged as the commit
+            # is: on a cluster the commit's WAIT, on another master, does not cover it.
+            new = change.new
+            self._run(self._plan, [owner_key(new.owner)], [ms(new.created_at), session_id])
         keys = [*kept_keys(session_id), outbox_key(session_id)]
         if change.messages and change.plan is not None:
             if self.target.cluster:
@@ -1115,9 +1120,6 @@ local mark = tonumber(ARGV[1]) + tonumber(ARGV[2])
 for _, id in ipairs(due) do redis.call('ZADD', KEYS[1], mark, id) end
 return due
 """
-
-# KEYS: the schedule. ARGV: deadline ms, id.
-PLAN = "return redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])"
 
 # KEYS: the schedule. ARGV: id, mark ms, next deadline ms ('' for none).
 SETTLE = """

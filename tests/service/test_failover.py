@@ -15,7 +15,10 @@ import pytest
 import requests
 
 from service import create_app
+from service.hosted.tokens import digest
+from service.keys import new_key
 from service.store import RedisSchedule
+from service.store.redis_store import owner_key
 from tests.gunicorn_server import gunicorn
 from tests.redis_cluster import RedisCluster
 from tests.redis_sentinel import MASTER, SentinelSet
@@ -339,6 +342,50 @@ def test_a_turn_timer_acknowledged_on_a_cluster_fires_after_its_schedule_fails_o
             key = f"cards:{{{session_id}}}:session"
             with cluster.master_of(key).client() as client:
                 assert int(client.hget(key, "version")) > 0, session_id
+
+
+def test_a_session_acknowledged_on_a_cluster_stays_listed_after_its_owners_list_fails_over(
+    cluster, tmp_path
+):
+    """An integrator's list of sessions is a key of its own on a cluster, on a master that
+    may not be the session's: its entry was written without WAIT, so a creation was
+    acknowledged while the list's replica did not have it, and once that master died the
+    session was missing from its owner's list. Now the entry waits for the replica as the
+    commit does: a 503 while it cannot, and every acknowledged session stays listed."""
+    key = new_key()
+    owner = "acme"
+    listed = cluster.master_of(owner_key(owner))
+    (replica,) = [node for node in cluster.nodes if replica_of(node, listed)]
+    headers = {"Authorization": f"Bearer {key}"}
+    with gunicorn(tmp_path / "gunicorn.log", ready="/readyz", **SERVICE, REDIS_URL=cluster.url,
+                  REDIS_CLUSTER="true", REDIS_TIMEOUT_SECONDS="0.5",
+                  API_KEYS=f"{owner}:{digest(key)}") as served:  # fmt: skip
+
+        def create() -> requests.Response:
+            body = {"game": "basra", "seats": [{"type": "human"}] * 2}
+            return requests.post(f"{served.url}/v1/sessions", json=body, headers=headers,
+                                 timeout=10)  # fmt: skip
+
+        def listing() -> requests.Response:
+            return requests.get(f"{served.url}/v1/sessions", params={"limit": 100},
+                                headers=headers, timeout=10)  # fmt: skip
+
+        replica.pause()  # cut off from its master: the writes there stop reaching it
+        with listed.client() as admin:
+            admin.client_kill_filter(_type="slave")
+        answers = [create() for _ in range(6)]
+        assert {answer.status_code for answer in answers} <= {201, 503}
+        listed.kill()
+        replica.resume()
+        cluster.wait_for_failover(listed)
+        listed.start()  # back as a replica of the master that took over: WAIT is met
+        cluster.wait_until_replicated()
+        answers.append(past_503s(create))
+        acknowledged = {answer.json()["id"] for answer in answers if answer.status_code == 201}
+        assert acknowledged
+        listed_now = past_503s(listing)
+        assert listed_now.status_code == 200, listed_now.text
+        assert acknowledged <= {entry["id"] for entry in listed_now.json()["sessions"]}
 
 
 def replica_of(node: RedisServer, master: RedisServer) -> bool:
