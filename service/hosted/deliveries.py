@@ -418,6 +418,7 @@ class Deliveries:
         self._loop: threading.Thread | None = None
         self._every = SCAN_SECONDS  # how often the loop claims from the schedule
         self.outage = Outage(log, "webhook deliveries")
+        self.failed_at = float("-inf")  # when a scan or a delivery last met one (monotonic)
         self._scanned = float("-inf")  # when this worker last did
         # When the retries this worker's deliverers planned are due (a heap): the loop
         # claims from the schedule then, not at its next scan, so that a retry waits
@@ -518,7 +519,7 @@ class Deliveries:
             if due is not None and self._loop is not None:
                 self._retry_at(due)
         except StoreUnavailable as error:  # its claim runs out; the outage is said once
-            self.outage.failed(error)
+            self._failed(error)
         except Exception:  # one bad message must not stop the loop; its claim runs out
             log.exception("webhook delivery failed", extra={"session_id": session_id})
 
@@ -642,11 +643,20 @@ class Deliveries:
             try:
                 self.deliver_due()
             except StoreUnavailable as error:  # said once an outage, not once a scan
-                self.outage.failed(error)
+                self._failed(error)
             except Exception:  # the loop must outlive any one bad scan
                 log.exception("webhook scan failed")
             else:
-                self.outage.succeeded()
+                # A scan says only that the schedule answers: a session whose delivery
+                # failed is claimed again once its lease runs out, and its next attempt
+                # fails within another, so until then the outage lasts (else it ended and
+                # began again at every scan).
+                if time.monotonic() - self.failed_at > 2 * self.lease:
+                    self.outage.succeeded()
+
+    def _failed(self, error: StoreUnavailable) -> None:
+        self.failed_at = time.monotonic()
+        self.outage.failed(error)
 
     def close(self) -> None:
         self._stopping.set()

@@ -95,9 +95,10 @@ class Timers:
                 log.exception("turn timer scan failed")
             else:
                 # A scan that claimed nothing says only that the schedule answers: a timer
-                # that failed to fire is claimed again once its lease runs out, and until
-                # then the outage lasts (else it ended and began again every lease).
-                if looked or time.monotonic() - self.unfired_at > TIMER_LEASE_SECONDS:
+                # that failed to fire is claimed again once its lease runs out, and its next
+                # attempt fails within another, so until then the outage lasts (else it
+                # ended and began again every lease).
+                if looked or time.monotonic() - self.unfired_at > 2 * TIMER_LEASE_SECONDS:
                     self.outage.succeeded()
 
     def close(self) -> None:

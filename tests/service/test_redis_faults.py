@@ -11,7 +11,11 @@ import redis
 
 from service import create_app
 from service.hosted import timers
+from service.hosted.deliveries import Deliveries
+from service.store.redis_store import OUTBOX_SCHEDULE
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
+from tests.service.webhook_receiver import receiver
 
 WITH_BOT = [{"type": "human"}, {"type": "bot", "level": "random"}]
 SESSION = {"game": "basra", "seats": WITH_BOT}
@@ -248,6 +252,40 @@ def test_timers_that_cannot_fire_are_one_outage_not_one_a_lease(tmp_path, caplog
         finally:
             hosted.close()
         said = [r.getMessage() for r in caplog.records if getattr(r, "loop", None) == "turn timers"]
+        assert len(said) == 2, said
+        assert "Redis unreachable" in said[0] and "Redis reachable again" in said[1]
+
+
+def test_deliveries_that_meet_an_outage_are_one_outage_not_one_a_scan(
+    tmp_path, caplog, monkeypatch
+):
+    """On a cluster, the master of a session with messages to deliver hangs while the
+    webhook schedule's master answers: each scan that claimed nothing counted as the
+    outage's end, and the session's next claim as a new one, two warnings a lease for as
+    long as it lasted. Now one when it starts, one once its deliveries go through again."""
+    monkeypatch.setattr(Deliveries, "lease", property(lambda _: 0.5))
+    with RedisCluster(tmp_path / "cluster") as cluster, receiver() as hook:
+        app = create_app({"REDIS_URL": cluster.url, "REDIS_CLUSTER": True,
+                          "REDIS_TIMEOUT_SECONDS": 0.3, "WEBHOOK_HOSTS": "127.0.0.1"})  # fmt: skip
+        hosted = app.extensions["sessions"]
+        caplog.set_level(logging.INFO, logger="service")
+        try:
+            schedule = cluster.master_of(OUTBOX_SCHEDULE)
+            while True:  # a session on another master than the schedule's
+                created = app.test_client().post("/v1/sessions", json={
+                    **SESSION, "webhook": {"url": hook.url}}).get_json()  # fmt: skip
+                hung = cluster.master_of(f"cards:{{{created['id']}}}:session")
+                if hung is not schedule:
+                    break
+            hung.pause()  # well within the cluster's node timeout: the others answer
+            hosted.deliveries.start(every=0.05)
+            wait_until(lambda: hosted.deliveries.outage.failures >= 2)
+            hung.resume()
+            wait_until(lambda: loops_saying(caplog, "reachable again"))
+        finally:
+            hosted.close()
+        said = [r.getMessage() for r in caplog.records
+                if getattr(r, "loop", None) == "webhook deliveries"]  # fmt: skip
         assert len(said) == 2, said
         assert "Redis unreachable" in said[0] and "Redis reachable again" in said[1]
 
