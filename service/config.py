@@ -101,9 +101,12 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     # connections; a call that cannot get one within REDIS_TIMEOUT_SECONDS is a 503.
     "REDIS_MAX_CONNECTIONS": (64, whole),
     # Waiting readers (event streams and long polls): at most this many per token (then
-    # 429) and per worker (then 503; unset: three quarters of GUNICORN_WORKER_CONNECTIONS),
-    # so that waiting readers never take the connections a move needs.
+    # 429), per client address in a worker (then 429: one client cannot take every place of
+    # a worker for itself with many tokens) and per worker (then 503; unset: three quarters
+    # of GUNICORN_WORKER_CONNECTIONS), so that waiting readers never take the connections a
+    # move needs.
     "MAX_WAITERS_PER_TOKEN": (4, whole),
+    "MAX_WAITERS_PER_ADDRESS": (64, whole),
     "MAX_WAITERS": (None, whole),
     "GUNICORN_WORKER_CONNECTIONS": (1000, whole),
     # Integrators: comma-separated `name:sha256-hex-of-key` entries (python -m service.keys
@@ -131,7 +134,7 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
 # rather than failing every request (a pool of 0 connections) or none (a negative WAIT).
 AT_LEAST_ZERO = frozenset({
     "REDIS_MIN_REPLICAS", "LONG_POLL_SECONDS", "READY_GRACE_SECONDS",
-    "MAX_WAITERS_PER_TOKEN", "MAX_WAITERS",
+    "MAX_WAITERS_PER_TOKEN", "MAX_WAITERS_PER_ADDRESS", "MAX_WAITERS",
 })  # fmt: skip
 
 

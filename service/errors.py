@@ -125,8 +125,8 @@ KINDS = kinds(
          "over a rate limit of this client address or token (with Retry-After)",
          "wait Retry-After seconds, then retry"),
     Kind("too-many-readers", 429, "Too many readers",
-         "this token has as many streams and long polls open as it may (MAX_WAITERS_PER_TOKEN, "
-         "with Retry-After)",
+         "this token, or this client address on one server, has as many streams and long polls "
+         "open as it may (MAX_WAITERS_PER_TOKEN, MAX_WAITERS_PER_ADDRESS, with Retry-After)",
          "close one of them, or wait Retry-After seconds"),
     Kind("internal-error", 500, "Internal error",
          "a fault of the service; it has been logged", "report it with the X-Request-ID"),
@@ -356,7 +356,8 @@ RESPONSE_DESCRIPTIONS = {
     HTTPStatus.TOO_MANY_REQUESTS: "Too many requests: over a rate limit of the client address "
     "or token (`rate-limited`; limits are on unless the service turns them off), or, on the "
     "long poll and "
-    "the stream, the token's cap of open readers (`too-many-readers`). Retry after "
+    "the stream, the token's or the client address's cap of open readers "
+    "(`too-many-readers`). Retry after "
     "Retry-After.",
 }
 

@@ -396,12 +396,13 @@ class Sessions:
     # -- follow ------------------------------------------------------------------------
 
     def events(
-        self, session_id: str, authorization: str | None, after: int, gone: Gone | None = None
-    ) -> list[dict[str, Any]]:
+        self, session_id: str, authorization: str | None, after: int, gone: Gone | None = None,
+        address: str = "",
+    ) -> list[dict[str, Any]]:  # fmt: skip
         """The events after version `after` as the token's seat may see them; waits for some
-        up to the long-poll bound."""
+        up to the long-poll bound. `address` is the client's, whose readers are capped."""
         until = time.monotonic() + self.long_poll_seconds
-        with self._follow(session_id, authorization, after, until, gone) as follow:
+        with self._follow(session_id, authorization, after, until, gone, address) as follow:
             for news in follow:
                 if news is Signal.ENDED:
                     raise not_found(session_id)
@@ -417,11 +418,12 @@ class Sessions:
         authorization: str | None,
         after: int | None,
         gone: Gone | None = None,
+        address: str = "",
     ) -> Iterator[str]:
         """The session's event stream as the token's reader may see it: the checks (and the
         reader's admission) run now, the messages as the returned iterator is read; closing
         it frees the reader's place."""
-        return Messages(self._follow(session_id, authorization, after, None, gone))
+        return Messages(self._follow(session_id, authorization, after, None, gone, address))
 
     def _follow(
         self,
@@ -430,6 +432,7 @@ class Sessions:
         after: int | None,
         until: float | None,
         gone: Gone | None,
+        address: str = "",
     ) -> Follow:
         record, seat, _ = self.seated(session_id, authorization)
         polling = until is not None
@@ -439,7 +442,7 @@ class Sessions:
         gauge = (metrics.LONG_POLLS if polling else metrics.STREAMS) if self.metrics else None
         # Either looks whether the session expired at least every ping_seconds.
         return Follow(self.hub, self.timers, record, seat, holder, start, every, until, gone, gauge,
-                      look=self.ping_seconds)  # fmt: skip
+                      look=self.ping_seconds, address=address)  # fmt: skip
 
     # -- the match record ------------------------------------------------------------
 
@@ -642,12 +645,14 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
     the time turn timers run on (the epoch's seconds)."""
     store = open_store(config)
     caps = (int(config["MAX_WAITERS"]), int(config["MAX_WAITERS_PER_TOKEN"]))
+    per_address = int(config["MAX_WAITERS_PER_ADDRESS"])
     if isinstance(store, RedisStore):
         subscriber = store.subscriber
-        hub: Hub = RedisHub(store, *caps, subscriber, CHANGED_PATTERN, session_of_channel)
+        hub: Hub = RedisHub(store, *caps, subscriber, CHANGED_PATTERN, session_of_channel,
+                            max_per_address=per_address)  # fmt: skip
         schedule: Schedule = store.schedule(RedisSchedule.KEY)
     else:
-        hub, schedule = Hub(store, *caps), MemorySchedule()
+        hub, schedule = Hub(store, *caps, per_address), MemorySchedule()
     deliveries = Deliveries(
         store,
         store.outbox_schedule,

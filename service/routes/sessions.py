@@ -400,7 +400,8 @@ def add_spectator(session_id: str) -> flask.Response:
     "each tagged with its version>`. A comment line `: ping` comes at least every 15 s. When "
     "the session ends (deleted or expired) an `event: end` message, then the stream closes. "
     "A token may hold MAX_WAITERS_PER_TOKEN streams and long polls at once (then 429), a "
-    "worker MAX_WAITERS (then 503).",
+    "client address MAX_WAITERS_PER_ADDRESS in a worker (then 429), a worker MAX_WAITERS "
+    "(then 503).",
 )
 @blp.doc(operationId="streamSessionEvents", security=SEAT_OR_KEY)
 @documented(blp.arguments(SessionStreamHeaders, location="headers"))
@@ -411,7 +412,9 @@ def stream(session_id: str) -> flask.Response:
     after = after_checks(session_id, last_event_id)
     if after is None:
         after = after_checks(session_id, partial(query_of, SessionStreamQuery)).get("after")
-    messages = sessions().stream(session_id, authorization(), after, client_gone())
+    messages = sessions().stream(
+        session_id, authorization(), after, client_gone(), client_address()
+    )
     return flask.Response(
         messages,
         mimetype="text/event-stream",
@@ -440,7 +443,9 @@ def events(session_id: str) -> flask.Response:
     JSON array. When there are none yet it waits (long poll) until one arrives or the bound
     (LONG_POLL_SECONDS) passes, then answers []."""
     query = after_checks(session_id, partial(query_of, SessionEventsQuery))
-    return answer(sessions().events(session_id, authorization(), query["after"], client_gone()))
+    return answer(sessions().events(
+        session_id, authorization(), query["after"], client_gone(), client_address()
+    ))  # fmt: skip
 
 
 def query_of(schema: type[Schema]) -> dict[str, Any]:
@@ -458,6 +463,11 @@ def after_checks(session_id: str, read: Callable[[], Any]) -> Any:
     except (Unprocessable, UnprocessableEntity):
         sessions().authorized(session_id, authorization())
         raise
+
+
+def client_address() -> str:
+    """The client's address, as the rate limits count it (REMOTE_ADDR)."""
+    return flask.request.environ.get("REMOTE_ADDR") or "unknown"
 
 
 def client_gone():

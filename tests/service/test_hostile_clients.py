@@ -1,0 +1,92 @@
+"""What a careless or hostile client can do against real gunicorn on real Redis, on loopback:
+each refusal a problem, nobody else held up, no worker held."""
+
+import socket
+import time
+from contextlib import ExitStack
+
+import pytest
+import requests
+
+from tests.gunicorn_server import gunicorn
+
+HUMANS = [{"type": "human"}, {"type": "human"}]
+PER_ADDRESS = 6
+
+
+@pytest.fixture(scope="module")
+def served(redis_server, tmp_path_factory):
+    with gunicorn(
+        tmp_path_factory.mktemp("hostile") / "gunicorn.log",
+        REDIS_URL=redis_server.url,
+        WEB_CONCURRENCY="1",
+        RATE_LIMITS="false",
+        MAX_WAITERS_PER_ADDRESS=str(PER_ADDRESS),
+        LOG_LEVEL="warning",
+    ) as server:
+        yield server
+
+
+def tokens_of(base: str, spectators: int) -> tuple[str, list[str]]:
+    """A new session's id, and its seats' and spectators' tokens."""
+    body = {"game": "basra", "seats": HUMANS, "spectators": spectators}
+    created = requests.post(f"{base}/v1/sessions", json=body, timeout=10).json()
+    tokens = [seat["token"] for seat in created["seats"]]
+    return created["id"], tokens + [entry["token"] for entry in created["spectators"]]
+
+
+def open_stream(port: int, session_id: str, token: str, source: str) -> tuple[socket.socket, bytes]:
+    """A stream opened from the loopback address `source`, and its answer's head."""
+    sock = socket.socket()
+    sock.settimeout(10)
+    sock.bind((source, 0))
+    sock.connect(("127.0.0.1", port))
+    sock.sendall(
+        f"GET /v1/sessions/{session_id}/stream HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {token}\r\n\r\n".encode()
+    )
+    head = b""
+    while b"\r\n\r\n" not in head:
+        part = sock.recv(4096)
+        if not part:
+            break
+        head += part
+    return sock, head
+
+
+def body_of(sock: socket.socket, answer: bytes) -> bytes:
+    """The body of an answer whose head (and maybe some of its body) is `answer`."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )  # fmt: skip
+    while len(body) < length:
+        body += sock.recv(4096)
+    return body
+
+
+def test_one_address_with_many_tokens_cannot_take_every_readers_place(served):
+    # Tokens are cheap: every session gives its seats' and up to 16 spectators' tokens, each
+    # allowed MAX_WAITERS_PER_TOKEN readers. Before, one client held streams on such tokens
+    # until the worker's MAX_WAITERS were all its own, and every other client's stream or
+    # long poll was a 503 for as long as it kept them open.
+    session_id, tokens = tokens_of(served.url, spectators=PER_ADDRESS)
+    with ExitStack() as held:
+        for token in tokens[:PER_ADDRESS]:  # one stream a token: no token's own cap bites
+            sock, head = open_stream(served.port, session_id, token, "127.0.0.1")
+            held.callback(sock.close)
+            assert head.startswith(b"HTTP/1.1 200"), head
+        sock, head = open_stream(served.port, session_id, tokens[PER_ADDRESS], "127.0.0.1")
+        held.callback(sock.close)
+        assert head.startswith(b"HTTP/1.1 429"), head
+        assert b"application/problem+json" in head and b"Retry-After: 1" in head
+        assert b"/problems/too-many-readers" in body_of(sock, head)
+        # Another client still follows its own session, and the worker answers at once.
+        other_id, other_tokens = tokens_of(served.url, spectators=0)
+        sock, head = open_stream(served.port, other_id, other_tokens[0], "127.0.0.2")
+        held.callback(sock.close)
+        assert head.startswith(b"HTTP/1.1 200"), head
+        started = time.monotonic()
+        assert requests.get(f"{served.url}/livez", timeout=5).status_code == 200
+        assert time.monotonic() - started < 0.5
