@@ -91,7 +91,9 @@ KINDS = kinds(
     Kind("body-too-large", 413, "Body too large",
          "the body is over the service's limit (MAX_BODY_BYTES)", "send a smaller body"),
     Kind("unsupported-media-type", 415, "Unsupported media type",
-         "the body is not `application/json`", "send JSON with Content-Type: application/json"),
+         "the body is not `application/json`, or comes with a Content-Encoding (gzip…: "
+         "with Accept-Encoding: identity)",
+         "send JSON as it is with Content-Type: application/json"),
     Kind("invalid-request", 422, "Invalid request",
          "a field of the request is missing, of the wrong type or out of bounds; `errors` "
          "names each by its JSON path",
@@ -222,8 +224,13 @@ class BadRequestBody(Problem):
 
 
 class UnsupportedBody(Problem):
-    def __init__(self, mimetype: str) -> None:
-        super().__init__(415, f"the body must be application/json, not {mimetype or 'untyped'}")
+    def __init__(self, mimetype: str, detail: str | None = None) -> None:
+        """A 415; one about the body's content coding says the only one taken (RFC 7694)."""
+        super().__init__(
+            415,
+            detail or f"the body must be application/json, not {mimetype or 'untyped'}",
+            headers=None if detail is None else {"Accept-Encoding": "identity"},
+        )
 
 
 def invalid(

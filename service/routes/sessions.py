@@ -10,7 +10,6 @@ from typing import Any
 import flask
 import orjson
 from marshmallow import Schema
-from webargs import core
 from werkzeug.exceptions import UnprocessableEntity
 
 from engine.game import most_seats
@@ -21,14 +20,13 @@ from service.errors import (
     ProblemApi,
     ProblemSchema,
     Unprocessable,
-    UnsupportedBody,
     invalid,
 )
 from service.hosted.answers import entity_tag
 from service.hosted.problems import StaleVersion, unavailable
 from service.hosted.sessions import Sessions, open_sessions
 from service.hosted.tokens import MAX_KEY_LENGTH
-from service.json import dumps, has_body, parsed
+from service.json import check_json, dumps, has_body, parsed
 from service.lean import LeanRoute, raised_by_lean_path
 from service.routes import Blueprint, answer, documented
 from service.schemas.envelopes import (
@@ -193,8 +191,7 @@ def json_body() -> object:
     request = flask.request
     if not has_body(request):
         return None
-    if not core.is_json(request.mimetype):
-        raise UnsupportedBody(request.mimetype)
+    check_json(request)
     return parsed(request.get_data(cache=True))
 
 

@@ -1,10 +1,12 @@
 """What a careless or hostile client can do against real gunicorn on real Redis, on loopback:
 each refusal a problem, nobody else held up, no worker held."""
 
+import gzip
 import socket
 import time
 from contextlib import ExitStack
 
+import orjson
 import pytest
 import requests
 
@@ -90,3 +92,35 @@ def test_one_address_with_many_tokens_cannot_take_every_readers_place(served):
         started = time.monotonic()
         assert requests.get(f"{served.url}/livez", timeout=5).status_code == 200
         assert time.monotonic() - started < 0.5
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br"])
+def test_a_content_encoded_body_is_a_415_not_read_as_malformed_json(served, coding):
+    # Before: the body was read as it came, a gzipped one as "malformed JSON" (400), as if
+    # the JSON inside were wrong, and a plain one labelled gzip was taken as it was.
+    new = f"{served.url}/v1/games/basra/new"
+    for body in (gzip.compress(b'{"seed": "x"}'), b'{"seed": "x"}'):
+        refused = requests.post(new, data=body, timeout=10, headers={
+            "Content-Type": "application/json", "Content-Encoding": coding})  # fmt: skip
+        assert refused.status_code == 415, refused.text
+        assert refused.headers["Content-Type"] == "application/problem+json"
+        assert refused.headers["Accept-Encoding"] == "identity"
+        assert refused.json()["type"] == "/problems/unsupported-media-type"
+        assert "Content-Encoding" in refused.json()["detail"]
+    # A hosted move (the lean path's) alike, and it changes nothing.
+    session_id, tokens = tokens_of(served.url, spectators=0)
+    seat = {"Authorization": f"Bearer {tokens[0]}"}
+    read = requests.get(f"{served.url}/v1/sessions/{session_id}", headers=seat, timeout=10)
+    move = {"move": read.json()["moves"][0], "version": 0}
+    refused = requests.post(
+        f"{served.url}/v1/sessions/{session_id}/moves", data=orjson.dumps(move), timeout=10,
+        headers={**seat, "Content-Type": "application/json", "Content-Encoding": coding},
+    )  # fmt: skip
+    assert refused.status_code == 415
+    assert refused.json()["type"] == "/problems/unsupported-media-type"
+    again = requests.get(f"{served.url}/v1/sessions/{session_id}", headers=seat, timeout=10)
+    assert again.json()["version"] == 0
+    # `identity` is no coding at all.
+    plain = requests.post(new, data=b'{"seed": "x"}', timeout=10, headers={
+        "Content-Type": "application/json", "Content-Encoding": "identity"})  # fmt: skip
+    assert plain.status_code == 200
