@@ -88,7 +88,8 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "READY_GRACE_SECONDS": (5.0, number),
     # Rate limits, on unless RATE_LIMITS is off (each one off when set empty): per client
     # address, per seat token, and per address in cost units for what costs a worker's CPU
-    # (a creation costs 1 plus 10 per expert bot seat; see service.limits); a request with
+    # (a creation costs 1 plus 10 per expert bot seat, a hosted move 10 per expert bot seat
+    # of its session; see service.limits); a request with
     # an integrator key counts against its key's limit alone.
     "RATE_LIMITS": (True, flag),
     "RATE_LIMIT_ADDRESS": ("50/second;1500/minute", optional_text),

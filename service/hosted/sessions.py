@@ -11,7 +11,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -284,10 +284,13 @@ class Sessions:
         authorization: str | None,
         read_body: Callable[[], object],
         key: str | None,
+        charge: Callable[[int], None] | None = None,
     ) -> dict[str, Any]:
         """Play the seat's move and the bots' replies as one compare-and-set. The body is
-        read only after the session and token checks, in the contract's order."""
-        call = MoveCall(session_id, authorization, read_body, key)
+        read only after the session and token checks, in the contract's order. `charge`
+        (the rate limits') is told, once the move is found legal, how many expert bots may
+        reply to it, and refuses it (429) when that is over the client's costly limit."""
+        call = MoveCall(session_id, authorization, read_body, key, charge)
         record = self.commits.recent.get(session_id)
         if record is not None:
             try:
@@ -323,7 +326,9 @@ class Sessions:
             earlier = self.store.answer(call.session_id, digest(key))
             if earlier is not None:
                 return replayed(earlier, mark)
-        return self.commit_move(record, seat, checked_move(record, seat, body), mark, key)
+        move = checked_move(record, seat, body)
+        call.pay(record)
+        return self.commit_move(record, seat, move, mark, key)
 
     def _move_on_recent(self, record: Record, call: "MoveCall") -> dict[str, Any] | None:
         """The move when it passes every check on the version this process knows, else
@@ -341,6 +346,7 @@ class Sessions:
             move = checked_move(record, seat, body)
         except Problem:
             return None
+        call.pay(record)
         try:
             return self.commit_move(record, seat, move, fingerprint("move", seat, body), call.key)
         except EpochChanged:
@@ -547,6 +553,16 @@ class MoveCall:
     authorization: str | None
     read_body: Callable[[], object]
     key: str | None
+    charge: Callable[[int], None] | None = None
+    paid: list[bool] = field(default_factory=list)
+
+    def pay(self, record: Record) -> None:
+        """Charge the client once for the expert bots of `record` (each may search before
+        the next human turn); a 429 raised here comes before anything is computed."""
+        experts = sum(seat.level == "expert" for seat in record.seats)
+        if self.charge is not None and experts and not self.paid:
+            self.charge(experts)
+            self.paid.append(True)
 
 
 def read_version(body: object) -> int:

@@ -28,6 +28,7 @@ from service.hosted.sessions import Sessions, open_sessions
 from service.hosted.tokens import MAX_KEY_LENGTH
 from service.json import check_json, dumps, has_body, parsed
 from service.lean import LeanRoute, raised_by_lean_path
+from service.limits import CHARGE
 from service.routes import Blueprint, answer, documented
 from service.schemas.envelopes import (
     MAX_VERSION,
@@ -357,7 +358,10 @@ def move(session_id: str) -> flask.Response:
     The answer includes the bots' replies up to the next human turn; `version` grows by one
     per applied move."""
     raised_by_lean_path(flask.request.environ)  # its problem, without moving twice
-    return answer(sessions().move(session_id, authorization(), json_body, idempotency_key()))
+    return answer(sessions().move(
+        session_id, authorization(), json_body, idempotency_key(),
+        flask.request.environ.get(CHARGE),
+    ))  # fmt: skip
 
 
 def lean_routes(app: flask.Flask) -> list[LeanRoute]:
@@ -368,7 +372,7 @@ def lean_routes(app: flask.Flask) -> list[LeanRoute]:
     def moved(environ: dict[str, Any], arguments: Mapping[str, str], data: bytes) -> bytes:
         return dumps(hosted.move(
             arguments["session_id"], environ.get("HTTP_AUTHORIZATION"), partial(parsed, data),
-            environ.get("HTTP_IDEMPOTENCY_KEY"),
+            environ.get("HTTP_IDEMPOTENCY_KEY"), environ.get(CHARGE),
         ))  # fmt: skip
 
     return [LeanRoute(f"{blp.url_prefix}/<session_id>/moves", moved)]

@@ -124,3 +124,55 @@ def test_a_content_encoded_body_is_a_415_not_read_as_malformed_json(served, codi
     plain = requests.post(new, data=b'{"seed": "x"}', timeout=10, headers={
         "Content-Type": "application/json", "Content-Encoding": "identity"})  # fmt: skip
     assert plain.status_code == 200
+
+
+@pytest.fixture(scope="module")
+def limited(redis_server, tmp_path_factory):
+    with gunicorn(
+        tmp_path_factory.mktemp("limited") / "gunicorn.log",
+        REDIS_URL=redis_server.url,
+        WEB_CONCURRENCY="2",
+        RATE_LIMITS="true",
+        RATE_LIMIT_ADDRESS="1000/second",
+        RATE_LIMIT_TOKEN="1000/second",
+        RATE_LIMIT_COSTLY="40/minute",
+        LOG_LEVEL="warning",
+    ) as server:
+        yield server
+
+
+def play_first_move(base: str, session_id: str, token: str) -> requests.Response:
+    seat = {"Authorization": f"Bearer {token}"}
+    read = requests.get(f"{base}/v1/sessions/{session_id}", headers=seat, timeout=10).json()
+    body = {"move": read["moves"][0], "version": read["version"]}
+    return requests.post(f"{base}/v1/sessions/{session_id}/moves", json=body, headers=seat,
+                         timeout=30)  # fmt: skip
+
+
+def test_the_expert_replies_to_hosted_moves_count_against_the_costly_limit(limited):
+    # Before, only a creation paid for its expert bots (1 + 10 each): every move after it
+    # had them search again (~0.1 s of CPU each) for free, so one address kept both cores
+    # busy with some 30 expert replies a second, 150 times what RATE_LIMIT_COSTLY allows.
+    base = limited.url
+    seats = [{"type": "human"}, {"type": "bot", "level": "expert"}]
+    created = requests.post(f"{base}/v1/sessions", json={"game": "basra", "seats": seats},
+                            timeout=30).json()  # fmt: skip  # 11 of 40
+    session_id, token = created["id"], created["seats"][0]["token"]
+    for _ in range(2):  # 10 each: 31
+        assert play_first_move(base, session_id, token).status_code == 200
+    refused = play_first_move(base, session_id, token)  # 41: over
+    assert refused.status_code == 429, refused.text
+    assert refused.headers["Content-Type"] == "application/problem+json"
+    assert refused.json()["type"] == "/problems/rate-limited"
+    assert int(refused.headers["Retry-After"]) >= 1
+    seat = {"Authorization": f"Bearer {token}"}
+    after = requests.get(f"{base}/v1/sessions/{session_id}", headers=seat, timeout=10).json()
+    assert after["version"] == 4  # two moves and their two replies: the refused one changed nothing
+    # Moves that no expert answers cost nothing more.
+    greedy = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
+    created = requests.post(f"{base}/v1/sessions", json={"game": "basra", "seats": greedy},
+                            timeout=30)  # fmt: skip
+    assert created.status_code == 201  # 1 more: 32
+    for _ in range(5):
+        moved = play_first_move(base, created.json()["id"], created.json()["seats"][0]["token"])
+        assert moved.status_code == 200
