@@ -164,7 +164,8 @@ RETRY_SECONDS = 5.0
 SCOPES = {
     "address": "this client address",
     "token": "this seat token",
-    "costly": "this client address in cost units (a creation costs 1 + 10 per expert bot, a "
+    "costly": "this client address in cost units (a creation costs 1 + 10 per expert bot "
+    "and, when an expert plays its timeouts, per human seat, a "
     "hosted move 10 per expert bot of its session, an expert hint 10, a replay 1 + 1 a 64 KiB "
     "of its record)",
     "key": "this integrator key",
@@ -222,11 +223,13 @@ def request_cost(
     seats_counted: int,
 ) -> int:
     """What a request costs a worker's CPU, in units of a plain request: a session creation
-    1 plus EXPERT_COST per expert bot seat among its first `seats_counted` (the most seats
-    any game allows: more is a 422 anyway; their opening moves are searched before the
-    answer), an expert hint EXPERT_COST, a replay 1 plus one a RECORD_BYTES_PER_COST of its
-    record; 0 for anything else, which RATE_LIMIT_COSTLY then does not count. A creation's
-    or hint's body is read for it and handed on, unread, to the app."""
+    1 plus EXPERT_COST per expert bot seat, and per human seat when an expert plays its
+    timeouts (`timeout_level`, with `turn_seconds`), among its first `seats_counted` (the
+    most seats any game allows: more is a 422 anyway; their opening moves are searched
+    before the answer), an expert hint EXPERT_COST, a replay 1 plus one a
+    RECORD_BYTES_PER_COST of its record; 0 for anything else, which RATE_LIMIT_COSTLY then
+    does not count. A creation's or hint's body is read for it and handed on, unread, to
+    the app."""
     path = environ.get("PATH_INFO", "")
     if environ["REQUEST_METHOD"] != "POST":
         return 0
@@ -248,8 +251,13 @@ def request_cost(
     if path in hints:
         return EXPERT_COST if body.get("level", "expert") == "expert" else 1
     seats = body.get("seats")
-    seats = seats[:seats_counted] if isinstance(seats, list) else []
-    experts = sum(isinstance(seat, dict) and seat.get("level") == "expert" for seat in seats)
+    seats = [seat for seat in seats[:seats_counted] if isinstance(seat, dict)] if isinstance(
+        seats, list) else []  # fmt: skip
+    experts = sum(seat.get("level") == "expert" for seat in seats)
+    if body.get("turn_seconds") is not None and body.get("timeout_level") == "expert":
+        # The expert plays for each human seat whose time runs out: with nobody playing,
+        # every seat's every turn, one a second at the shortest turn.
+        experts += sum(seat.get("type") == "human" for seat in seats)
     return 1 + EXPERT_COST * experts
 
 
