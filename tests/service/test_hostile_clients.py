@@ -176,3 +176,13 @@ def test_the_expert_replies_to_hosted_moves_count_against_the_costly_limit(limit
     for _ in range(5):
         moved = play_first_move(base, created.json()["id"], created.json()["seats"][0]["token"])
         assert moved.status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/", "/docs"])
+def test_no_redirect_goes_to_the_host_a_client_names(served, path):
+    # Before, GET /docs was Werkzeug's 308 to http://<the request's Host header>/docs/: a
+    # permanent, cacheable redirect to whatever host the client named.
+    answer = requests.get(f"{served.url}{path}", headers={"Host": "evil.example"},
+                          allow_redirects=False, timeout=10)  # fmt: skip
+    assert answer.is_redirect
+    assert answer.headers["Location"] == "/docs/"
