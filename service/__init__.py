@@ -163,3 +163,10 @@ def install_docs(app: flask.Flask, api: ProblemApi) -> None:
     def home() -> flask.Response:
         """People who open the bare address land on the interactive API page."""
         return flask.redirect(f"{DOCS_PATH}/")
+
+    @app.get(DOCS_PATH)
+    def docs_without_slash() -> flask.Response:
+        """The page's address without its slash: a relative redirect to it. Werkzeug's own
+        (a 308 for a rule ending in a slash) wrote an absolute URL on the request's Host
+        header, which the client chooses: a permanent, cacheable redirect to any host."""
+        return flask.redirect(f"{DOCS_PATH}/")

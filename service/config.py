@@ -88,7 +88,8 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "READY_GRACE_SECONDS": (5.0, number),
     # Rate limits, on unless RATE_LIMITS is off (each one off when set empty): per client
     # address, per seat token, and per address in cost units for what costs a worker's CPU
-    # (a creation costs 1 plus 10 per expert bot seat; see service.limits); a request with
+    # (a creation costs 1 plus 10 per expert bot seat, a hosted move 10 per expert bot seat
+    # of its session; see service.limits); a request with
     # an integrator key counts against its key's limit alone.
     "RATE_LIMITS": (True, flag),
     "RATE_LIMIT_ADDRESS": ("50/second;1500/minute", optional_text),
@@ -101,9 +102,12 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     # connections; a call that cannot get one within REDIS_TIMEOUT_SECONDS is a 503.
     "REDIS_MAX_CONNECTIONS": (64, whole),
     # Waiting readers (event streams and long polls): at most this many per token (then
-    # 429) and per worker (then 503; unset: three quarters of GUNICORN_WORKER_CONNECTIONS),
-    # so that waiting readers never take the connections a move needs.
+    # 429), per client address in a worker (then 429: one client cannot take every place of
+    # a worker for itself with many tokens) and per worker (then 503; unset: three quarters
+    # of GUNICORN_WORKER_CONNECTIONS), so that waiting readers never take the connections a
+    # move needs.
     "MAX_WAITERS_PER_TOKEN": (4, whole),
+    "MAX_WAITERS_PER_ADDRESS": (64, whole),
     "MAX_WAITERS": (None, whole),
     "GUNICORN_WORKER_CONNECTIONS": (1000, whole),
     # Integrators: comma-separated `name:sha256-hex-of-key` entries (python -m service.keys
@@ -131,7 +135,7 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
 # rather than failing every request (a pool of 0 connections) or none (a negative WAIT).
 AT_LEAST_ZERO = frozenset({
     "REDIS_MIN_REPLICAS", "LONG_POLL_SECONDS", "READY_GRACE_SECONDS",
-    "MAX_WAITERS_PER_TOKEN", "MAX_WAITERS",
+    "MAX_WAITERS_PER_TOKEN", "MAX_WAITERS_PER_ADDRESS", "MAX_WAITERS",
 })  # fmt: skip
 
 

@@ -91,7 +91,9 @@ KINDS = kinds(
     Kind("body-too-large", 413, "Body too large",
          "the body is over the service's limit (MAX_BODY_BYTES)", "send a smaller body"),
     Kind("unsupported-media-type", 415, "Unsupported media type",
-         "the body is not `application/json`", "send JSON with Content-Type: application/json"),
+         "the body is not `application/json`, or comes with a Content-Encoding (gzip…: "
+         "with Accept-Encoding: identity)",
+         "send JSON as it is with Content-Type: application/json"),
     Kind("invalid-request", 422, "Invalid request",
          "a field of the request is missing, of the wrong type or out of bounds; `errors` "
          "names each by its JSON path",
@@ -125,8 +127,8 @@ KINDS = kinds(
          "over a rate limit of this client address or token (with Retry-After)",
          "wait Retry-After seconds, then retry"),
     Kind("too-many-readers", 429, "Too many readers",
-         "this token has as many streams and long polls open as it may (MAX_WAITERS_PER_TOKEN, "
-         "with Retry-After)",
+         "this token, or this client address on one server, has as many streams and long polls "
+         "open as it may (MAX_WAITERS_PER_TOKEN, MAX_WAITERS_PER_ADDRESS, with Retry-After)",
          "close one of them, or wait Retry-After seconds"),
     Kind("internal-error", 500, "Internal error",
          "a fault of the service; it has been logged", "report it with the X-Request-ID"),
@@ -222,8 +224,13 @@ class BadRequestBody(Problem):
 
 
 class UnsupportedBody(Problem):
-    def __init__(self, mimetype: str) -> None:
-        super().__init__(415, f"the body must be application/json, not {mimetype or 'untyped'}")
+    def __init__(self, mimetype: str, detail: str | None = None) -> None:
+        """A 415; one about the body's content coding says the only one taken (RFC 7694)."""
+        super().__init__(
+            415,
+            detail or f"the body must be application/json, not {mimetype or 'untyped'}",
+            headers=None if detail is None else {"Accept-Encoding": "identity"},
+        )
 
 
 def invalid(
@@ -356,7 +363,8 @@ RESPONSE_DESCRIPTIONS = {
     HTTPStatus.TOO_MANY_REQUESTS: "Too many requests: over a rate limit of the client address "
     "or token (`rate-limited`; limits are on unless the service turns them off), or, on the "
     "long poll and "
-    "the stream, the token's cap of open readers (`too-many-readers`). Retry after "
+    "the stream, the token's or the client address's cap of open readers "
+    "(`too-many-readers`). Retry after "
     "Retry-After.",
 }
 

@@ -45,10 +45,28 @@ def json_body(req: flask.Request) -> Any:
     not parse a 400."""
     if not has_body(req):
         return core.missing
-    if not core.is_json(req.mimetype):
-        raise UnsupportedBody(req.mimetype)
+    check_json(req)
     body = req.get_data(cache=True)
     return parsed(body) if body else core.missing
+
+
+def plain(coding: str | None) -> bool:
+    """Whether a Content-Encoding header (None: none) says the body is sent as it is."""
+    return (coding or "").strip().lower() in ("", "identity")
+
+
+def check_json(req: flask.Request) -> None:
+    """A 415 unless the body is JSON sent as it is: a body that is not JSON, or one with a
+    Content-Encoding (gzip, ...), which the service does not decode (before, a gzipped body
+    was read as is and was a 400 "malformed JSON", as if the JSON inside were wrong)."""
+    if not core.is_json(req.mimetype):
+        raise UnsupportedBody(req.mimetype)
+    coding = req.headers.get("Content-Encoding")
+    if not plain(coding):
+        raise UnsupportedBody(
+            req.mimetype,
+            f"the body must be sent as it is, not with Content-Encoding: {coding.strip()}",
+        )
 
 
 def parsed(body: bytes) -> Any:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.headers import NO_STORE, REQUEST_ID, REQUEST_ID_ENVIRON, request_id
+from service.json import plain
 from service.logs import LEAN_REQUEST, Request
 from service.metrics import observe_request
 from service.requests import decimal
@@ -103,6 +104,7 @@ class LeanPath:
             routed is None
             or environ["REQUEST_METHOD"] != "POST"
             or environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower() != JSON
+            or not plain(environ.get("HTTP_CONTENT_ENCODING"))
             or length is None
             or not 0 < length <= self.max_body
             or (self.cors and "HTTP_ORIGIN" in environ)

@@ -8,6 +8,7 @@ import math
 import sys
 import time
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import flask
@@ -150,6 +151,11 @@ LIMITS_PREFIX = "cards-limits"
 # A request over a limit is handed on to Flask carrying its problem under this environ key,
 # so that Flask answers it as it answers every problem (request id, metrics, CORS).
 REFUSAL = "cards.refusal"
+# A request counted by its client address carries under this environ key what charges that
+# address's RATE_LIMIT_COSTLY for work its request turns out to ask for once its session is
+# read (a hosted move's expert replies): a callable of the number of expert searches, which
+# raises the 429 when they are over the limit.
+CHARGE = "cards.charge"
 # The counters' own Redis calls give up sooner than the sessions' (REDIS_TIMEOUT_SECONDS): on
 # a hung Redis they fall back to counting in this process's memory instead of adding their
 # wait to theirs, and try Redis again RETRY_SECONDS later.
@@ -158,8 +164,10 @@ RETRY_SECONDS = 5.0
 SCOPES = {
     "address": "this client address",
     "token": "this seat token",
-    "costly": "this client address in cost units (a creation costs 1 + 10 per expert bot, an "
-    "expert hint 10, a replay 1 + 1 a 64 KiB of its record)",
+    "costly": "this client address in cost units (a creation costs 1 + 10 per expert bot "
+    "and, when an expert plays its timeouts, per human seat, a "
+    "hosted move 10 per expert bot of its session, an expert hint 10, a replay 1 + 1 a 64 KiB "
+    "of its record)",
     "key": "this integrator key",
 }
 # RATE_LIMIT_COSTLY's units: what an expert bot's search costs beside a plain request
@@ -215,11 +223,13 @@ def request_cost(
     seats_counted: int,
 ) -> int:
     """What a request costs a worker's CPU, in units of a plain request: a session creation
-    1 plus EXPERT_COST per expert bot seat among its first `seats_counted` (the most seats
-    any game allows: more is a 422 anyway; their opening moves are searched before the
-    answer), an expert hint EXPERT_COST, a replay 1 plus one a RECORD_BYTES_PER_COST of its
-    record; 0 for anything else, which RATE_LIMIT_COSTLY then does not count. A creation's
-    or hint's body is read for it and handed on, unread, to the app."""
+    1 plus EXPERT_COST per expert bot seat, and per human seat when an expert plays its
+    timeouts (`timeout_level`, with `turn_seconds`), among its first `seats_counted` (the
+    most seats any game allows: more is a 422 anyway; their opening moves are searched
+    before the answer), an expert hint EXPERT_COST, a replay 1 plus one a
+    RECORD_BYTES_PER_COST of its record; 0 for anything else, which RATE_LIMIT_COSTLY then
+    does not count. A creation's or hint's body is read for it and handed on, unread, to
+    the app."""
     path = environ.get("PATH_INFO", "")
     if environ["REQUEST_METHOD"] != "POST":
         return 0
@@ -241,8 +251,13 @@ def request_cost(
     if path in hints:
         return EXPERT_COST if body.get("level", "expert") == "expert" else 1
     seats = body.get("seats")
-    seats = seats[:seats_counted] if isinstance(seats, list) else []
-    experts = sum(isinstance(seat, dict) and seat.get("level") == "expert" for seat in seats)
+    seats = [seat for seat in seats[:seats_counted] if isinstance(seat, dict)] if isinstance(
+        seats, list) else []  # fmt: skip
+    experts = sum(seat.get("level") == "expert" for seat in seats)
+    if body.get("turn_seconds") is not None and body.get("timeout_level") == "expert":
+        # The expert plays for each human seat whose time runs out: with nobody playing,
+        # every seat's every turn, one a second at the shortest turn.
+        experts += sum(seat.get("type") == "human" for seat in seats)
     return 1 + EXPERT_COST * experts
 
 
@@ -294,6 +309,28 @@ class RateLimits:
                 return self.refuse(environ, start_response)
         return self.app(environ, start_response)
 
+    def charge(self, address: str, experts: int) -> None:
+        """Count `experts` expert searches a request of `address` is about to run against
+        its RATE_LIMIT_COSTLY (EXPERT_COST each); a 429 (nothing run) when over it."""
+        refusal = self.over("costly", address, EXPERT_COST * experts)
+        if refusal is not None:
+            raise refusal
+
+    def over(self, scope: str, key: str, cost: int) -> Problem | None:
+        """Count `cost` against the limits of `scope` for `key`: the 429 of the first one it
+        goes over, None when within them all."""
+        for limit in self.limits[scope]:
+            reset = self.hit(limit, (LIMITS_PREFIX, key, scope), cost)
+            if reset is not None:
+                wait = max(1, math.ceil(reset - time.time()))
+                return Problem(
+                    429,
+                    f"too many requests from {SCOPES[scope]}: at most {limit}; "
+                    f"retry in {wait} s",
+                    headers={"Retry-After": str(wait)},
+                )
+        return None
+
     def refusal(self, environ: dict[str, Any]) -> Problem | None:
         """The 429 of the first limit the request goes over (each counted as it passes),
         None when it is within them all."""
@@ -315,18 +352,11 @@ class RateLimits:
             )
             if cost:
                 counted.append(("costly", address, cost))
+            environ[CHARGE] = partial(self.charge, address)
         for scope, key, cost in counted:
-            for limit in self.limits[scope]:
-                identifiers = (LIMITS_PREFIX, key, scope)
-                reset = self.hit(limit, identifiers, cost)
-                if reset is not None:
-                    wait = max(1, math.ceil(reset - time.time()))
-                    return Problem(
-                        429,
-                        f"too many requests from {SCOPES[scope]}: at most {limit}; "
-                        f"retry in {wait} s",
-                        headers={"Retry-After": str(wait)},
-                    )
+            refusal = self.over(scope, key, cost)
+            if refusal is not None:
+                return refusal
         return None
 
     def hit(self, limit: RateLimitItem, identifiers: tuple[str, ...], cost: int) -> float | None:

@@ -55,6 +55,7 @@ class Follow:
         gone: Gone | None = None,
         gauge: Gauge | None = None,
         look: float | None = None,
+        address: str = "",
     ) -> None:
         """`gauge` (with METRICS on) counts this reader while it is admitted; `look` (seconds)
         bounds how long a wait goes without looking whether the session is still there (a
@@ -68,7 +69,7 @@ class Follow:
         # last news, so that a stream's pings keep their bound however often versions come.
         self.quiet_at = time.monotonic() + every
         self._stack = ExitStack()
-        self.watch = self._stack.enter_context(hub.watching(record, holder))
+        self.watch = self._stack.enter_context(hub.watching(record, holder, address))
         if gauge is not None:
             gauge.inc()
             self._stack.callback(gauge.dec)

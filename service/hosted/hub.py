@@ -10,8 +10,10 @@ session in this process: a commit costs one read here whatever the number of rea
 
 Readers are capped: at most `max_per_token` per token (then 429; with Redis, counted over
 every process, each reader holding a lease its process renews, so that the places of a
-process that died lapse) and `max_waiters` in this process (then 503), so waiting readers
-can never take the connections a move needs.
+process that died lapse), `max_per_address` per client address in this process (then 429:
+one client holding many tokens, its sessions' and their spectators', cannot take every place
+for itself) and `max_waiters` in this process (then 503), so waiting readers can never take
+the connections a move needs.
 """
 
 import contextlib
@@ -166,24 +168,35 @@ def drain_hubs() -> None:
 class Hub:
     """This base class is woken by the commits of this process alone (the in-process store)."""
 
-    def __init__(self, store: SessionStore, max_waiters: int, max_per_token: int) -> None:
+    def __init__(
+        self, store: SessionStore, max_waiters: int, max_per_token: int,
+        max_per_address: int | None = None,
+    ) -> None:  # fmt: skip
         self.store = store
         self.max_waiters = max_waiters
         self.max_per_token = max_per_token
+        self.max_per_address = max_waiters if max_per_address is None else max_per_address
         self.lock = threading.Lock()
         self._followed: dict[str, Followed] = {}
         self._holders: dict[str, int] = {}  # token digest -> its readers waiting here
+        self._addresses: dict[str, int] = {}  # client address -> its readers waiting here
         self._waiting = 0
         self.draining = False
         HUBS.add(self)
 
     @contextmanager
-    def watching(self, record: Record, holder: str) -> Iterator[Watch]:
+    def watching(self, record: Record, holder: str, address: str = "") -> Iterator[Watch]:
         """A watch on the session for as long as the block runs, for a reader holding the
-        token whose digest is `holder`: take it before reading the session's events, so no
-        change after the read can go unnoticed. 429 or 503 when the caps are reached."""
+        token whose digest is `holder`, from the client `address`: take it before reading
+        the session's events, so no change after the read can go unnoticed. 429 or 503 when
+        the caps are reached."""
         session_id = record.id
-        reader = self._admit(holder)
+        self._admit_address(address)
+        try:
+            reader = self._admit(holder)
+        except BaseException:
+            self._leave_address(address)
+            raise
         try:
             self.started()
             with self.lock:
@@ -202,6 +215,24 @@ class Hub:
                         del self._followed[session_id]
         finally:
             self._leave(holder, reader)
+            self._leave_address(address)
+
+    def _admit_address(self, address: str) -> None:
+        """A place for a reader from the client `address` in this process, else a 429."""
+        with self.lock:
+            if self._addresses.get(address, 0) >= self.max_per_address:
+                raise Busy(
+                    KINDS["too-many-readers"],
+                    f"this client address has {self.max_per_address} streams and long polls "
+                    "open already; close one first",
+                )
+            self._addresses[address] = self._addresses.get(address, 0) + 1
+
+    def _leave_address(self, address: str) -> None:
+        with self.lock:
+            self._addresses[address] -= 1
+            if not self._addresses[address]:
+                del self._addresses[address]
 
     def _admit(self, holder: str) -> str:
         """A place for a reader of the token whose digest is `holder`: its id."""
@@ -318,8 +349,9 @@ class RedisHub(Hub):
         subscriber: Callable[[], Any],
         pattern: str,
         session_of: Callable[[str], str | None],
+        max_per_address: int | None = None,
     ) -> None:
-        super().__init__(store, max_waiters, max_per_token)
+        super().__init__(store, max_waiters, max_per_token, max_per_address)
         self.subscriber = subscriber
         self.pattern = pattern
         self.session_of = session_of

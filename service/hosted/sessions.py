@@ -11,7 +11,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -284,10 +284,13 @@ class Sessions:
         authorization: str | None,
         read_body: Callable[[], object],
         key: str | None,
+        charge: Callable[[int], None] | None = None,
     ) -> dict[str, Any]:
         """Play the seat's move and the bots' replies as one compare-and-set. The body is
-        read only after the session and token checks, in the contract's order."""
-        call = MoveCall(session_id, authorization, read_body, key)
+        read only after the session and token checks, in the contract's order. `charge`
+        (the rate limits') is told, once the move is found legal, how many expert bots may
+        reply to it, and refuses it (429) when that is over the client's costly limit."""
+        call = MoveCall(session_id, authorization, read_body, key, charge)
         record = self.commits.recent.get(session_id)
         if record is not None:
             try:
@@ -323,7 +326,9 @@ class Sessions:
             earlier = self.store.answer(call.session_id, digest(key))
             if earlier is not None:
                 return replayed(earlier, mark)
-        return self.commit_move(record, seat, checked_move(record, seat, body), mark, key)
+        move = checked_move(record, seat, body)
+        call.pay(record)
+        return self.commit_move(record, seat, move, mark, key)
 
     def _move_on_recent(self, record: Record, call: "MoveCall") -> dict[str, Any] | None:
         """The move when it passes every check on the version this process knows, else
@@ -341,6 +346,7 @@ class Sessions:
             move = checked_move(record, seat, body)
         except Problem:
             return None
+        call.pay(record)
         try:
             return self.commit_move(record, seat, move, fingerprint("move", seat, body), call.key)
         except EpochChanged:
@@ -396,12 +402,13 @@ class Sessions:
     # -- follow ------------------------------------------------------------------------
 
     def events(
-        self, session_id: str, authorization: str | None, after: int, gone: Gone | None = None
-    ) -> list[dict[str, Any]]:
+        self, session_id: str, authorization: str | None, after: int, gone: Gone | None = None,
+        address: str = "",
+    ) -> list[dict[str, Any]]:  # fmt: skip
         """The events after version `after` as the token's seat may see them; waits for some
-        up to the long-poll bound."""
+        up to the long-poll bound. `address` is the client's, whose readers are capped."""
         until = time.monotonic() + self.long_poll_seconds
-        with self._follow(session_id, authorization, after, until, gone) as follow:
+        with self._follow(session_id, authorization, after, until, gone, address) as follow:
             for news in follow:
                 if news is Signal.ENDED:
                     raise not_found(session_id)
@@ -417,11 +424,12 @@ class Sessions:
         authorization: str | None,
         after: int | None,
         gone: Gone | None = None,
+        address: str = "",
     ) -> Iterator[str]:
         """The session's event stream as the token's reader may see it: the checks (and the
         reader's admission) run now, the messages as the returned iterator is read; closing
         it frees the reader's place."""
-        return Messages(self._follow(session_id, authorization, after, None, gone))
+        return Messages(self._follow(session_id, authorization, after, None, gone, address))
 
     def _follow(
         self,
@@ -430,6 +438,7 @@ class Sessions:
         after: int | None,
         until: float | None,
         gone: Gone | None,
+        address: str = "",
     ) -> Follow:
         record, seat, _ = self.seated(session_id, authorization)
         polling = until is not None
@@ -439,7 +448,7 @@ class Sessions:
         gauge = (metrics.LONG_POLLS if polling else metrics.STREAMS) if self.metrics else None
         # Either looks whether the session expired at least every ping_seconds.
         return Follow(self.hub, self.timers, record, seat, holder, start, every, until, gone, gauge,
-                      look=self.ping_seconds)  # fmt: skip
+                      look=self.ping_seconds, address=address)  # fmt: skip
 
     # -- the match record ------------------------------------------------------------
 
@@ -544,6 +553,16 @@ class MoveCall:
     authorization: str | None
     read_body: Callable[[], object]
     key: str | None
+    charge: Callable[[int], None] | None = None
+    paid: list[bool] = field(default_factory=list)
+
+    def pay(self, record: Record) -> None:
+        """Charge the client once for the expert bots of `record` (each may search before
+        the next human turn); a 429 raised here comes before anything is computed."""
+        experts = sum(seat.level == "expert" for seat in record.seats)
+        if self.charge is not None and experts and not self.paid:
+            self.charge(experts)
+            self.paid.append(True)
 
 
 def read_version(body: object) -> int:
@@ -642,12 +661,14 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
     the time turn timers run on (the epoch's seconds)."""
     store = open_store(config)
     caps = (int(config["MAX_WAITERS"]), int(config["MAX_WAITERS_PER_TOKEN"]))
+    per_address = int(config["MAX_WAITERS_PER_ADDRESS"])
     if isinstance(store, RedisStore):
         subscriber = store.subscriber
-        hub: Hub = RedisHub(store, *caps, subscriber, CHANGED_PATTERN, session_of_channel)
+        hub: Hub = RedisHub(store, *caps, subscriber, CHANGED_PATTERN, session_of_channel,
+                            max_per_address=per_address)  # fmt: skip
         schedule: Schedule = store.schedule(RedisSchedule.KEY)
     else:
-        hub, schedule = Hub(store, *caps), MemorySchedule()
+        hub, schedule = Hub(store, *caps, per_address), MemorySchedule()
     deliveries = Deliveries(
         store,
         store.outbox_schedule,

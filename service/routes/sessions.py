@@ -10,7 +10,6 @@ from typing import Any
 import flask
 import orjson
 from marshmallow import Schema
-from webargs import core
 from werkzeug.exceptions import UnprocessableEntity
 
 from engine.game import most_seats
@@ -21,15 +20,15 @@ from service.errors import (
     ProblemApi,
     ProblemSchema,
     Unprocessable,
-    UnsupportedBody,
     invalid,
 )
 from service.hosted.answers import entity_tag
 from service.hosted.problems import StaleVersion, unavailable
 from service.hosted.sessions import Sessions, open_sessions
 from service.hosted.tokens import MAX_KEY_LENGTH
-from service.json import dumps, has_body, parsed
+from service.json import check_json, dumps, has_body, parsed
 from service.lean import LeanRoute, raised_by_lean_path
+from service.limits import CHARGE
 from service.routes import Blueprint, answer, documented
 from service.schemas.envelopes import (
     MAX_VERSION,
@@ -193,8 +192,7 @@ def json_body() -> object:
     request = flask.request
     if not has_body(request):
         return None
-    if not core.is_json(request.mimetype):
-        raise UnsupportedBody(request.mimetype)
+    check_json(request)
     return parsed(request.get_data(cache=True))
 
 
@@ -360,7 +358,10 @@ def move(session_id: str) -> flask.Response:
     The answer includes the bots' replies up to the next human turn; `version` grows by one
     per applied move."""
     raised_by_lean_path(flask.request.environ)  # its problem, without moving twice
-    return answer(sessions().move(session_id, authorization(), json_body, idempotency_key()))
+    return answer(sessions().move(
+        session_id, authorization(), json_body, idempotency_key(),
+        flask.request.environ.get(CHARGE),
+    ))  # fmt: skip
 
 
 def lean_routes(app: flask.Flask) -> list[LeanRoute]:
@@ -371,7 +372,7 @@ def lean_routes(app: flask.Flask) -> list[LeanRoute]:
     def moved(environ: dict[str, Any], arguments: Mapping[str, str], data: bytes) -> bytes:
         return dumps(hosted.move(
             arguments["session_id"], environ.get("HTTP_AUTHORIZATION"), partial(parsed, data),
-            environ.get("HTTP_IDEMPOTENCY_KEY"),
+            environ.get("HTTP_IDEMPOTENCY_KEY"), environ.get(CHARGE),
         ))  # fmt: skip
 
     return [LeanRoute(f"{blp.url_prefix}/<session_id>/moves", moved)]
@@ -400,7 +401,8 @@ def add_spectator(session_id: str) -> flask.Response:
     "each tagged with its version>`. A comment line `: ping` comes at least every 15 s. When "
     "the session ends (deleted or expired) an `event: end` message, then the stream closes. "
     "A token may hold MAX_WAITERS_PER_TOKEN streams and long polls at once (then 429), a "
-    "worker MAX_WAITERS (then 503).",
+    "client address MAX_WAITERS_PER_ADDRESS in a worker (then 429), a worker MAX_WAITERS "
+    "(then 503).",
 )
 @blp.doc(operationId="streamSessionEvents", security=SEAT_OR_KEY)
 @documented(blp.arguments(SessionStreamHeaders, location="headers"))
@@ -411,7 +413,9 @@ def stream(session_id: str) -> flask.Response:
     after = after_checks(session_id, last_event_id)
     if after is None:
         after = after_checks(session_id, partial(query_of, SessionStreamQuery)).get("after")
-    messages = sessions().stream(session_id, authorization(), after, client_gone())
+    messages = sessions().stream(
+        session_id, authorization(), after, client_gone(), client_address()
+    )
     return flask.Response(
         messages,
         mimetype="text/event-stream",
@@ -440,7 +444,9 @@ def events(session_id: str) -> flask.Response:
     JSON array. When there are none yet it waits (long poll) until one arrives or the bound
     (LONG_POLL_SECONDS) passes, then answers []."""
     query = after_checks(session_id, partial(query_of, SessionEventsQuery))
-    return answer(sessions().events(session_id, authorization(), query["after"], client_gone()))
+    return answer(sessions().events(
+        session_id, authorization(), query["after"], client_gone(), client_address()
+    ))  # fmt: skip
 
 
 def query_of(schema: type[Schema]) -> dict[str, Any]:
@@ -458,6 +464,11 @@ def after_checks(session_id: str, read: Callable[[], Any]) -> Any:
     except (Unprocessable, UnprocessableEntity):
         sessions().authorized(session_id, authorization())
         raise
+
+
+def client_address() -> str:
+    """The client's address, as the rate limits count it (REMOTE_ADDR)."""
+    return flask.request.environ.get("REMOTE_ADDR") or "unknown"
 
 
 def client_gone():

@@ -103,6 +103,25 @@ def test_creations_count_by_their_cost():
     assert statuses == [201] * 120 + [429]
 
 
+def test_an_expert_playing_the_timeouts_costs_as_an_expert_seat():
+    # Before, such a creation cost 1 whatever its seats: sessions whose humans never move
+    # had the expert play every seat's turn, one a second each, for hours.
+    app = limited({"RATE_LIMIT_ADDRESS": ""})
+    timed = {"game": "bank", "seats": [{"type": "human"}] * 4, "turn_seconds": 1,
+             "timeout_level": "expert"}  # fmt: skip
+    costly = client_at(app, "10.0.0.13")
+    # 1 + 10 for each of the four human seats: two of them fit the default 120 a minute.
+    statuses = [costly.post("/v1/sessions", json=timed).status_code for _ in range(3)]
+    assert statuses == [201, 201, 429]
+    # Without a turn timer, or with another level, nobody plays for the humans: 1.
+    plain = client_at(app, "10.0.0.14")
+    untimed = {key: value for key, value in timed.items() if key != "turn_seconds"}
+    greedy = {**timed, "timeout_level": "greedy"}
+    statuses = [plain.post("/v1/sessions", json=body).status_code
+                for body in [untimed, greedy] * 60 + [untimed]]  # fmt: skip
+    assert statuses == [201] * 120 + [429]
+
+
 @pytest.mark.parametrize("length", ["²", "1" * 5000])
 def test_a_creation_whose_length_is_no_plain_number_is_refused_not_a_500(length):
     """str.isdigit takes both; int refuses them."""

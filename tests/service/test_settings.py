@@ -41,6 +41,7 @@ def test_a_switch_reads_its_words(text, on):
         ("SESSION_TTL_SECONDS", "inf"),
         ("SESSION_TTL_SECONDS", "1 day"),
         ("MAX_WAITERS_PER_TOKEN", "-4"),
+        ("MAX_WAITERS_PER_ADDRESS", "1.5"),
         ("MAX_WAITERS", "lots"),
         ("GUNICORN_WORKER_CONNECTIONS", "1.5"),
         ("BODY_TIMEOUT_SECONDS", "-1"),
@@ -55,7 +56,7 @@ def test_a_setting_that_cannot_work_stops_the_start_naming_it(name, text):
 
 @pytest.mark.parametrize(
     "name", ["REDIS_MIN_REPLICAS", "LONG_POLL_SECONDS", "READY_GRACE_SECONDS",
-             "MAX_WAITERS_PER_TOKEN", "MAX_WAITERS"],
+             "MAX_WAITERS_PER_TOKEN", "MAX_WAITERS_PER_ADDRESS", "MAX_WAITERS"],
 )  # fmt: skip
 def test_these_may_be_zero(name):
     assert load_config(environ={name: "0"})[name] == 0

@@ -2083,7 +2083,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Too many requests: over a rate limit of the client address or token (`rate-limited`; limits are on unless the service turns them off), or, on the long poll and the stream, the token's cap of open readers (`too-many-readers`). Retry after Retry-After. */
+        /** @description Too many requests: over a rate limit of the client address or token (`rate-limited`; limits are on unless the service turns them off), or, on the long poll and the stream, the token's or the client address's cap of open readers (`too-many-readers`). Retry after Retry-After. */
         TOO_MANY_REQUESTS: {
             headers: {
                 /** @description seconds to wait before trying again */
@@ -2934,7 +2934,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-sent events. Each committed version is one message: `id: <version>`, `event: events`, `data: <JSON array of that version's events as this token may see them, each tagged with its version>`. A comment line `: ping` comes at least every 15 s. When the session ends (deleted or expired) an `event: end` message, then the stream closes. A token may hold MAX_WAITERS_PER_TOKEN streams and long polls at once (then 429), a worker MAX_WAITERS (then 503). */
+            /** @description Server-sent events. Each committed version is one message: `id: <version>`, `event: events`, `data: <JSON array of that version's events as this token may see them, each tagged with its version>`. A comment line `: ping` comes at least every 15 s. When the session ends (deleted or expired) an `event: end` message, then the stream closes. A token may hold MAX_WAITERS_PER_TOKEN streams and long polls at once (then 429), a client address MAX_WAITERS_PER_ADDRESS in a worker (then 429), a worker MAX_WAITERS (then 503). */
             200: {
                 headers: {
                     [name: string]: unknown;
