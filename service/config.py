@@ -88,7 +88,7 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     "READY_GRACE_SECONDS": (5.0, number),
     # Rate limits, on unless RATE_LIMITS is off (each one off when set empty): per client
     # address, per seat token, and per address in cost units for what costs a worker's CPU
-    # (a creation costs 1 plus 10 per expert bot seat, a hosted move 10 per expert bot seat
+    # (a creation costs 1 plus 10 per expert bot seat, a hosted move 1 per expert bot seat
     # of its session; see service.limits); a request with
     # an integrator key counts against its key's limit alone.
     "RATE_LIMITS": (True, flag),
@@ -107,7 +107,7 @@ SETTINGS: dict[str, tuple[Any, Callable[[str], Any]]] = {
     # of GUNICORN_WORKER_CONNECTIONS), so that waiting readers never take the connections a
     # move needs.
     "MAX_WAITERS_PER_TOKEN": (4, whole),
-    "MAX_WAITERS_PER_ADDRESS": (64, whole),
+    "MAX_WAITERS_PER_ADDRESS": (None, whole),
     "MAX_WAITERS": (None, whole),
     "GUNICORN_WORKER_CONNECTIONS": (1000, whole),
     # Integrators: comma-separated `name:sha256-hex-of-key` entries (python -m service.keys

@@ -166,13 +166,18 @@ SCOPES = {
     "token": "this seat token",
     "costly": "this client address in cost units (a creation costs 1 + 10 per expert bot "
     "and, when an expert plays its timeouts, per human seat, a "
-    "hosted move 10 per expert bot of its session, an expert hint 10, a replay 1 + 1 a 64 KiB "
+    "hosted move 1 per expert bot of its session, an expert hint 10, a replay 1 + 1 a 64 KiB "
     "of its record)",
     "key": "this integrator key",
 }
 # RATE_LIMIT_COSTLY's units: what an expert bot's search costs beside a plain request
 # (~0.1 s of CPU against a few ms; `python -m bench.bots`).
 EXPERT_COST = 10
+# What a hosted move costs for each expert bot seat of its session, each of which may search
+# before the next human turn: a unit, not EXPERT_COST, so that a person's pace stays within
+# the default limit (a move every 2 s against three experts is 90 units a minute, of 120),
+# while a client that posts moves as fast as it can gets two expert replies a second.
+REPLY_COST = 1
 # A replayed match record costs a unit for each this many bytes of it, at least one: about a
 # thousand moves, some 12 ms of CPU (`service.replay`).
 RECORD_BYTES_PER_COST = 64 * 1024
@@ -311,8 +316,8 @@ class RateLimits:
 
     def charge(self, address: str, experts: int) -> None:
         """Count `experts` expert searches a request of `address` is about to run against
-        its RATE_LIMIT_COSTLY (EXPERT_COST each); a 429 (nothing run) when over it."""
-        refusal = self.over("costly", address, EXPERT_COST * experts)
+        its RATE_LIMIT_COSTLY (REPLY_COST each); a 429 (nothing run) when over it."""
+        refusal = self.over("costly", address, REPLY_COST * experts)
         if refusal is not None:
             raise refusal
 

@@ -661,7 +661,8 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
     the time turn timers run on (the epoch's seconds)."""
     store = open_store(config)
     caps = (int(config["MAX_WAITERS"]), int(config["MAX_WAITERS_PER_TOKEN"]))
-    per_address = int(config["MAX_WAITERS_PER_ADDRESS"])
+    per_address = config["MAX_WAITERS_PER_ADDRESS"]
+    per_address = None if per_address is None else int(per_address)
     if isinstance(store, RedisStore):
         subscriber = store.subscriber
         hub: Hub = RedisHub(store, *caps, subscriber, CHANGED_PATTERN, session_of_channel,

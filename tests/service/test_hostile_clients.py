@@ -135,7 +135,7 @@ def limited(redis_server, tmp_path_factory):
         RATE_LIMITS="true",
         RATE_LIMIT_ADDRESS="1000/second",
         RATE_LIMIT_TOKEN="1000/second",
-        RATE_LIMIT_COSTLY="40/minute",
+        RATE_LIMIT_COSTLY="14/minute",
         LOG_LEVEL="warning",
     ) as server:
         yield server
@@ -152,15 +152,23 @@ def play_first_move(base: str, session_id: str, token: str) -> requests.Response
 def test_the_expert_replies_to_hosted_moves_count_against_the_costly_limit(limited):
     # Before, only a creation paid for its expert bots (1 + 10 each): every move after it
     # had them search again (~0.1 s of CPU each) for free, so one address kept both cores
-    # busy with some 30 expert replies a second, 150 times what RATE_LIMIT_COSTLY allows.
+    # busy with some 30 expert replies a second. A move now pays 1 per expert bot seat.
     base = limited.url
+    # Moves that no expert answers cost nothing more.
+    greedy = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
+    created = requests.post(f"{base}/v1/sessions", json={"game": "basra", "seats": greedy},
+                            timeout=30)  # fmt: skip
+    assert created.status_code == 201  # 1 of 14
+    for _ in range(5):
+        moved = play_first_move(base, created.json()["id"], created.json()["seats"][0]["token"])
+        assert moved.status_code == 200
     seats = [{"type": "human"}, {"type": "bot", "level": "expert"}]
     created = requests.post(f"{base}/v1/sessions", json={"game": "basra", "seats": seats},
-                            timeout=30).json()  # fmt: skip  # 11 of 40
+                            timeout=30).json()  # fmt: skip  # 11 more: 12
     session_id, token = created["id"], created["seats"][0]["token"]
-    for _ in range(2):  # 10 each: 31
+    for _ in range(2):  # 1 each: 14
         assert play_first_move(base, session_id, token).status_code == 200
-    refused = play_first_move(base, session_id, token)  # 41: over
+    refused = play_first_move(base, session_id, token)  # 15: over
     assert refused.status_code == 429, refused.text
     assert refused.headers["Content-Type"] == "application/problem+json"
     assert refused.json()["type"] == "/problems/rate-limited"
@@ -168,14 +176,6 @@ def test_the_expert_replies_to_hosted_moves_count_against_the_costly_limit(limit
     seat = {"Authorization": f"Bearer {token}"}
     after = requests.get(f"{base}/v1/sessions/{session_id}", headers=seat, timeout=10).json()
     assert after["version"] == 4  # two moves and their two replies: the refused one changed nothing
-    # Moves that no expert answers cost nothing more.
-    greedy = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
-    created = requests.post(f"{base}/v1/sessions", json={"game": "basra", "seats": greedy},
-                            timeout=30)  # fmt: skip
-    assert created.status_code == 201  # 1 more: 32
-    for _ in range(5):
-        moved = play_first_move(base, created.json()["id"], created.json()["seats"][0]["token"])
-        assert moved.status_code == 200
 
 
 @pytest.mark.parametrize("path", ["/", "/docs"])
