@@ -134,7 +134,7 @@ def main() -> None:
             directory / "gunicorn.log", "--access-logfile", "/dev/null", ready="/readyz",
             REDIS_SENTINELS=watched.setting, REDIS_SENTINEL_MASTER=MASTER,
             REDIS_MIN_REPLICAS=args.min_replicas, WEB_CONCURRENCY="2", RATE_LIMITS="false",
-            MAX_WAITERS_PER_TOKEN="1000", MAX_WAITERS_PER_ADDRESS="1000", LONG_POLL_SECONDS="5",
+            MAX_WAITERS_PER_TOKEN="1000", LONG_POLL_SECONDS="5",
             LOG_LEVEL="warning",
         ))  # fmt: skip
         base = server.url

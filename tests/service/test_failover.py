@@ -35,7 +35,6 @@ SERVICE = {
     "REDIS_MIN_REPLICAS": "1",
     "LONG_POLL_SECONDS": "5",
     "MAX_WAITERS_PER_TOKEN": "1000",
-    "MAX_WAITERS_PER_ADDRESS": "1000",
     "LOG_LEVEL": "warning",
 }
 READY_SECONDS = 30.0  # a bound on waiting for Redis to settle, not a timing assertion

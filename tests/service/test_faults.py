@@ -41,7 +41,6 @@ def served(redis_server, tmp_path_factory):
         WEB_CONCURRENCY="2",
         LONG_POLL_SECONDS=str(LONG_POLL_SECONDS),
         MAX_WAITERS_PER_TOKEN="1000",  # one token polls many times at once here
-        MAX_WAITERS_PER_ADDRESS="1000",  # all from this one address
         LOG_LEVEL="warning",
     ) as server:
         yield server

@@ -28,7 +28,6 @@ def served(redis_url, tmp_path):
         STREAM_PING_SECONDS="5",
         TIMER_SCAN_SECONDS="0.2",
         MAX_WAITERS_PER_TOKEN="1000",  # each token opens many streams here
-        MAX_WAITERS_PER_ADDRESS="1000",  # all from this one address
         CLIENT_SEEDS="true",
         LOG_LEVEL="warning",
     ) as server:

@@ -19,7 +19,6 @@ def served(redis_url, tmp_path):
         WEB_CONCURRENCY="2",
         LONG_POLL_SECONDS="6",
         MAX_WAITERS_PER_TOKEN="1000",  # one token polls many times at once here
-        MAX_WAITERS_PER_ADDRESS="1000",  # all from this one address
         LOG_LEVEL="warning",
         CLIENT_SEEDS="true",
     ) as server:
