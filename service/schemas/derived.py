@@ -198,11 +198,16 @@ def game_components(game: Game) -> dict[str, Shape]:
         (event_name(title, event) for event in shapes.events), "type", types
     )
     found[f"{title}SessionEvent"] = tagged_union(
-        [*(event_name(title, event, session=True) for event in shapes.events), "TimeoutEvent"],
-        "type",
-        [*types, "timeout"],
+        session_event_names(game), "type", [*types, "timeout"]
     )
     return found
+
+
+def session_event_names(game: Game) -> list[str]:
+    """The components of `game`'s events as a session tags them, the timeout event last."""
+    title = title_of(game.name)
+    own = [event_name(title, event, session=True) for event in game.shapes.events]
+    return [*own, "TimeoutEvent"]
 
 
 def standalone(game: Game, shape: Shape) -> Shape:

@@ -187,3 +187,33 @@ def test_a_match_record_s_rules_and_moves_are_read_whole():
     move = SCHEMAS["RecordMove"]["properties"]["move"]
     for shape in (rules, move):
         assert shape["type"] == "object" and shape["additionalProperties"] is True, shape
+
+
+def union_members(shape: dict) -> list[dict]:
+    return shape.get("oneOf", []) + shape.get("anyOf", [])
+
+
+def test_no_union_has_a_union_among_its_members():
+    """OpenAPI Generator takes the members of a union to be objects: a union of unions (the
+    events of the long poll were an anyOf of each game's discriminated oneOf) made a go
+    client that does not compile and a java client that rejected every event of a game
+    but the first. A union lists the components themselves."""
+    nested = [
+        (where, member["$ref"])
+        for where, schema in schemas(DOCUMENT)
+        for member in union_members(schema)
+        if "$ref" in member and union_members(SCHEMAS[member["$ref"].rsplit("/", 1)[1]])
+    ]
+    assert not nested, nested
+
+
+def test_the_long_poll_s_events_are_every_game_s_session_events_each_once():
+    items = SCHEMAS["SessionEvents"]["items"]["anyOf"]
+    names = [member["$ref"].rsplit("/", 1)[1] for member in items]
+    assert len(names) == len(set(names))
+    every = {
+        member["$ref"].rsplit("/", 1)[1]
+        for game in GAMES
+        for member in SCHEMAS[f"{title_of(game)}SessionEvent"]["oneOf"]
+    }
+    assert set(names) == every
