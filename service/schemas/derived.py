@@ -139,13 +139,24 @@ def rules_request(game: Game) -> Shape:
             "preset": string(
                 "a preset name (see GET /v1/games)", enum=sorted(catalogue["presets"])
             ),
-            **game.shapes.options,
+            **{name: requested(option) for name, option in game.shapes.options.items()},
         },
         optional=("preset", *game.shapes.options),
         description="A preset and any rule options that override it; GET /v1/games lists them "
         f"all. Default {json.dumps({'preset': catalogue['default_preset']})}. Options: "
         f"{defaults}. A state echoes every resolved option.",
     )
+
+
+def requested(option: Shape) -> Shape:
+    """An option as a request sends it: a list option given as [] reads as left out
+    (service/requests.py), so that the clients OpenAPI Generator makes for java, which write
+    a list left unset as [], can send rules."""
+    if option.get("type") != "array":
+        return option
+    shape = {key: value for key, value in option.items() if key != "minItems"}
+    said = [option["description"]] if "description" in option else []
+    return {**shape, "description": "; ".join([*said, "[] reads as left out"])}
 
 
 def resolved_rules(game: Game) -> Shape:

@@ -404,7 +404,10 @@ class WebhookRequest(Schema):
     )  # fmt: skip
     events = fields.List(
         fields.String(validate=validate.OneOf(WEBHOOK_EVENTS)),
-        metadata={"description": f"which messages to send (default all: {list(WEBHOOK_EVENTS)})"},
+        metadata={
+            "description": f"which messages to send (default all: {list(WEBHOOK_EVENTS)}; [] "
+            "reads as left out)"
+        },
     )
 
 

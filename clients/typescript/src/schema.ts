@@ -681,7 +681,7 @@ export interface components {
              * @example TD
              */
             card?: string;
-            /** @description quad or run: the four cards in laying order */
+            /** @description quad or run: the four cards in laying order; ignored by the other moves ([] included) */
             cards?: string[];
         };
         /** @description A legal move: a quad once per choice of top card, a run once from each end. */
@@ -1223,7 +1223,7 @@ export interface components {
         WebhookRequest: {
             /** @description an http or https URL whose host resolves to public addresses only (or is in the service's WEBHOOK_HOSTS); else a 422 naming webhook.url */
             url: string;
-            /** @description which messages to send (default all: ['session.turn', 'session.timeout', 'session.match_end']) */
+            /** @description which messages to send (default all: ['session.turn', 'session.timeout', 'session.match_end']; [] reads as left out) */
             events?: ("session.turn" | "session.timeout" | "session.match_end")[];
         };
         BankCreateSessionRequest: {
@@ -1415,7 +1415,7 @@ export interface components {
              * @enum {string}
              */
             preset?: "egyptian" | "levantine";
-            /** @description the seat counts these rules can be played with */
+            /** @description the seat counts these rules can be played with; [] reads as left out */
             seats_allowed?: (2 | 4)[];
             /** @enum {integer} */
             hand_size?: 4 | 6;
