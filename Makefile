@@ -4,7 +4,7 @@ PIP := $(PY) -m pip --quiet --disable-pip-version-check
 PYTEST_ARGS ?=
 CLIENT := clients/typescript
 
-.PHONY: venv redis-server chromium java node wrk valgrind client client-test test run bench bench-compiled lint openapi \
+.PHONY: venv redis-server chromium java go node wrk valgrind client client-test test run bench bench-compiled lint openapi \
 	compiled pure test-compiled
 
 venv: $(VENV)/.installed
@@ -66,8 +66,14 @@ chromium:
 java:
 	$(call apt-install,command -v java,default-jre-headless)
 
+# Go and the one package the go client OpenAPI Generator makes imports (vendored by
+# tests/service/test_go_client.py from its Debian package: no module proxy is needed).
+go:
+	$(call apt-install,command -v go,golang-go)
+	$(call apt-install,test -d /usr/share/gocode/src/gopkg.in/validator.v2,golang-gopkg-validator.v2-dev)
+
 # The Python suite twice: on the pure-Python engine, then on its mypyc build (test-compiled).
-test: venv redis-server chromium java wrk $(CLIENT)/node_modules/.installed
+test: venv redis-server chromium java go wrk $(CLIENT)/node_modules/.installed
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory test-compiled
 	cd $(CLIENT) && npm test

@@ -50,10 +50,19 @@ def default_seats(game: Game) -> int:
     return min(game.catalogue()["seats"])
 
 
+def given(rules: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`rules` without the options given as an empty list, which read as left out: a list
+    option is never empty, and OpenAPI Generator's java clients write a list left unset as
+    [] (openapi.yaml's rules say so)."""
+    if not isinstance(rules, Mapping):
+        return rules  # the game says what is wrong with it
+    return {option: value for option, value in rules.items() if value != []}
+
+
 def new_state(game: Game, rules: Mapping[str, Any] | None, seats: int, seed: str) -> Any:
     """A fresh match; a bad option or seat count is a 422 naming `rules.<option>` or `seats`."""
     try:
-        return game.new(rules or default_rules(game), seats, seed)
+        return game.new(given(rules) if rules else default_rules(game), seats, seed)
     except GameError as error:
         raise rejected(rules_path(error.path), error) from error
 

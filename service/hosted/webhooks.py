@@ -44,7 +44,9 @@ class Webhook:
 
     @classmethod
     def new(cls, url: str, events: list[str] | None) -> "Webhook":
-        chosen = EVENTS if events is None else tuple(e for e in EVENTS if e in events)
+        # [] reads as left out: OpenAPI Generator's java clients write a list left unset
+        # as [], and a webhook sending nothing would be no webhook.
+        chosen = tuple(e for e in EVENTS if e in events) if events else EVENTS
         secret = SECRET_PREFIX + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
         return cls(url, chosen, secret)
 

@@ -139,13 +139,24 @@ def rules_request(game: Game) -> Shape:
             "preset": string(
                 "a preset name (see GET /v1/games)", enum=sorted(catalogue["presets"])
             ),
-            **game.shapes.options,
+            **{name: requested(option) for name, option in game.shapes.options.items()},
         },
         optional=("preset", *game.shapes.options),
         description="A preset and any rule options that override it; GET /v1/games lists them "
         f"all. Default {json.dumps({'preset': catalogue['default_preset']})}. Options: "
         f"{defaults}. A state echoes every resolved option.",
     )
+
+
+def requested(option: Shape) -> Shape:
+    """An option as a request sends it: a list option given as [] reads as left out
+    (service/requests.py), so that the clients OpenAPI Generator makes for java, which write
+    a list left unset as [], can send rules."""
+    if option.get("type") != "array":
+        return option
+    shape = {key: value for key, value in option.items() if key != "minItems"}
+    said = [option["description"]] if "description" in option else []
+    return {**shape, "description": "; ".join([*said, "[] reads as left out"])}
 
 
 def resolved_rules(game: Game) -> Shape:
@@ -244,3 +255,71 @@ def move_errors(game: Game, data: object) -> dict[str, list[str]]:
 
 def joined(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
+
+
+def any_game_event(value: str, components: Mapping[str, Shape]) -> Shape:
+    """One object that reads the `value` event of every game in `components` (its session
+    events of that type, by component name): every field of each, those some game's event
+    lacks optional, a field the games declare apart widened to take each game's values.
+
+    For the list of events whose game the document cannot say (the long poll's, an anyOf:
+    a client takes the first member that reads an event). Games share some `type` values
+    (`capture`, `deal`...): with each game's event of such a type a member of its own,
+    OpenAPI Generator's java client (native), which tells members apart by `type` alone,
+    read one game's capture as the other's, dropping its fields. (A union of the games'
+    unions: its go client did not compile. A oneOf told apart by `type`: its go client,
+    which ignores the discriminator, finds events alike but for their type, such as `pass`
+    and `skip`, in several members.)"""
+    shapes = list(components.values())
+    names = list(dict.fromkeys(name for shape in shapes for name in shape["properties"]))
+    properties = {
+        name: widened([each["properties"][name] for each in shapes if name in each["properties"]])
+        for name in names
+    }
+    everywhere = [name for name in names if all(name in shape["required"] for shape in shapes)]
+    listed = ", ".join(components)
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": everywhere,
+        "additionalProperties": False,
+        "description": f"A `{value}` event of any game: {listed} (the fields of each, those "
+        "another game's event has not optional).",
+    }
+
+
+def widened(shapes: list[Shape]) -> Shape:
+    """A field's shape that takes what each of `shapes` takes (they differ in bounds,
+    nullability or description only; anything else is an error, raised while the document
+    is built)."""
+    first = shapes[0]
+    if all(shape == first for shape in shapes):
+        return first
+    kinds = [shape.get("type") for shape in shapes]
+    flat = {kind for kinds_ in kinds for kind in (kinds_ if isinstance(kinds_, list) else [kinds_])}
+    base = flat - {"null"}
+    assert len(base) == 1 and None not in base, f"fields the games declare apart: {shapes}"
+    (kind,) = base
+    shape: Shape = {"type": [kind, "null"] if "null" in flat else kind}
+    if all(other.get("description") == first.get("description") for other in shapes):
+        shape.update({"description": first["description"]} if "description" in first else {})
+    extra = set().union(*shapes) - {"type", "description", "examples", *LOWER, *UPPER, "items"}
+    for key in sorted(extra):
+        values = [other.get(key) for other in shapes]
+        assert all(value == values[0] for value in values), f"{key} differs: {shapes}"
+        shape[key] = values[0]
+    for bound in LOWER:
+        if all(bound in other for other in shapes):
+            shape[bound] = min(other[bound] for other in shapes)
+    for bound in UPPER:
+        if all(bound in other for other in shapes):
+            shape[bound] = max(other[bound] for other in shapes)
+    if kind == "array":
+        shape["items"] = widened([other["items"] for other in shapes])
+    if "examples" in first:
+        shape["examples"] = first["examples"]
+    return shape
+
+
+LOWER = ("minimum", "minItems")
+UPPER = ("maximum", "maxItems")

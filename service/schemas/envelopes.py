@@ -21,7 +21,15 @@ from engine.shapes import MAX_SEED_LENGTH
 from service.errors import ProblemSchema
 from service.hosted.records import DEFAULT_TIMEOUT_LEVEL, MAX_SPECTATORS
 from service.hosted.webhooks import EVENTS as WEBHOOK_EVENTS
-from service.schemas.derived import TIMEOUT_EVENT, move_errors, ref, tagged_union, title_of
+from service.schemas.derived import (
+    TIMEOUT_EVENT,
+    any_game_event,
+    game_components,
+    move_errors,
+    ref,
+    tagged_union,
+    title_of,
+)
 
 # The metadata key of a field's JSON schema written as it is (see `written_as_is`).
 JSON_SCHEMA = "json_schema"
@@ -397,7 +405,10 @@ class WebhookRequest(Schema):
     )  # fmt: skip
     events = fields.List(
         fields.String(validate=validate.OneOf(WEBHOOK_EVENTS)),
-        metadata={"description": f"which messages to send (default all: {list(WEBHOOK_EVENTS)})"},
+        metadata={
+            "description": f"which messages to send (default all: {list(WEBHOOK_EVENTS)}; [] "
+            "reads as left out)"
+        },
     )
 
 
@@ -793,6 +804,7 @@ def session_unions() -> dict[str, dict[str, Any]]:
     """The components that say "a session of any game": its answers, told apart by `game`;
     its events, as the long poll and the stream send them (an array of the session's game's
     events, each read as any game's: the events carry no `game`)."""
+    shared, members = any_game_session_events()
     return {
         "SessionResponse": union_by_game("SessionResponse"),
         "SessionMoveResponse": union_by_game("SessionMoveResponse"),
@@ -801,13 +813,53 @@ def session_unions() -> dict[str, dict[str, Any]]:
             "type": "array",
             "description": "the events of the moves after the version asked for, each tagged "
             "with its version, as this token may see them: those of the session's game (each "
-            "one of its <Game>SessionEvent; a timeout event reads alike in every game)",
+            "one of its <Game>SessionEvent; a type several games have, such as `capture`, is "
+            "read as the event of any game of that type, e.g. CaptureSessionEvent)",
             # One array of any game's event, not one array per game: a generated client
             # reads an array item by item, and the empty array is every game's.
-            "items": {"anyOf": [ref(f"{title_of(name)}SessionEvent") for name in games()]},
+            "items": {"anyOf": [ref(name) for name in members]},
         },
         "TimeoutEvent": TIMEOUT_EVENT,
+        **shared,
     }
+
+
+def any_game_session_events() -> tuple[dict[str, Any], list[str]]:
+    """The components that read an event of any game, and the members of the list of
+    events whose game the document cannot say: for each `type` value, a game's own event
+    where only it has the type, the timeout event (every game's), an event of any game
+    (`CaptureSessionEvent`...) where several games have it (service/schemas/derived.py
+    `any_game_event` says why) - unless one game's event has a field null that another's
+    has not: an optional field that may be null is written back as null where it was left
+    out (OpenAPI Generator's python client), so each game's event stays a member."""
+    by_type: dict[str, dict[str, Any]] = {}
+    for name in games():
+        components = game_components(get_game(name))
+        union = components[f"{title_of(name)}SessionEvent"]
+        for value, target in union["discriminator"]["mapping"].items():
+            component = target.rsplit("/", 1)[1]
+            shape = TIMEOUT_EVENT if component == "TimeoutEvent" else components[component]
+            by_type.setdefault(value, {})[component] = shape
+    shared: dict[str, Any] = {}
+    members: list[str] = []
+    for value, found in by_type.items():
+        merged = any_game_event(value, found) if len(found) > 1 else None
+        if merged is None or optional_nullable(merged):
+            members.extend(found)
+            continue
+        name = "".join(part.capitalize() for part in value.split("_")) + "SessionEvent"
+        shared[name] = merged
+        members.append(name)
+    return shared, members
+
+
+def optional_nullable(shape: dict[str, Any]) -> bool:
+    """Whether the object `shape` has an optional field that may be null."""
+    return any(
+        "null" in (field.get("type") if isinstance(field.get("type"), list) else [])
+        for name, field in shape["properties"].items()
+        if name not in shape["required"]
+    )
 
 
 SessionResponse = ref("SessionResponse")

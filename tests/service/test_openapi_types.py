@@ -187,3 +187,42 @@ def test_a_match_record_s_rules_and_moves_are_read_whole():
     move = SCHEMAS["RecordMove"]["properties"]["move"]
     for shape in (rules, move):
         assert shape["type"] == "object" and shape["additionalProperties"] is True, shape
+
+
+def union_members(shape: dict) -> list[dict]:
+    return shape.get("oneOf", []) + shape.get("anyOf", [])
+
+
+def test_no_union_has_a_union_among_its_members():
+    """OpenAPI Generator takes the members of a union to be objects: a union of unions (the
+    events of the long poll were an anyOf of each game's discriminated oneOf) made a go
+    client that does not compile and a java client that rejected every event of a game
+    but the first. A union lists the components themselves."""
+    nested = [
+        (where, member["$ref"])
+        for where, schema in schemas(DOCUMENT)
+        for member in union_members(schema)
+        if "$ref" in member and union_members(SCHEMAS[member["$ref"].rsplit("/", 1)[1]])
+    ]
+    assert not nested, nested
+
+
+def test_the_long_poll_s_events_have_one_member_per_type_that_reads_each_game_s():
+    """Clients that tell an anyOf's members apart by `type` alone (OpenAPI Generator's java
+    client, native) read one game's `capture` as the other game's, dropping its fields,
+    while each game's event of a shared type was a member of its own."""
+    members: dict[str, str] = {}
+    for member in SCHEMAS["SessionEvents"]["items"]["anyOf"]:
+        name = member["$ref"].rsplit("/", 1)[1]
+        value = SCHEMAS[name]["properties"]["type"]["const"]
+        assert value not in members, (value, members[value], name)
+        members[value] = name
+    types = set()
+    for game in GAMES:
+        union = SCHEMAS[f"{title_of(game)}SessionEvent"]["discriminator"]["mapping"]
+        for value, target in union.items():
+            types.add(value)
+            own, chosen = SCHEMAS[target.rsplit("/", 1)[1]], SCHEMAS[members[value]]
+            assert set(own["properties"]) <= set(chosen["properties"]), (value, game)
+            assert set(chosen["required"]) <= set(own["required"]), (value, game)
+    assert types == set(members)

@@ -296,6 +296,12 @@ def test_a_redirect_is_not_followed(sessions, clock, hook):
     assert [kept.headers["answered"] for kept in hook.received] == ["failed", "ok"]
 
 
+def test_an_empty_list_of_events_reads_as_left_out(sessions, hook):
+    """OpenAPI Generator's java clients write a list left unset as []: a webhook that
+    sends nothing would be no webhook."""
+    assert create(sessions, hook.url, events=[])["webhook"]["events"] == list(EVENTS)
+
+
 def test_the_owner_sees_the_webhook_without_its_secret(open_hosted, hook):
     from service.hosted.tokens import digest
     from service.keys import new_key

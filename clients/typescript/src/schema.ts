@@ -681,7 +681,7 @@ export interface components {
              * @example TD
              */
             card?: string;
-            /** @description quad or run: the four cards in laying order */
+            /** @description quad or run: the four cards in laying order; ignored by the other moves ([] included) */
             cards?: string[];
         };
         /** @description A legal move: a quad once per choice of top card, a run once from each end. */
@@ -1223,7 +1223,7 @@ export interface components {
         WebhookRequest: {
             /** @description an http or https URL whose host resolves to public addresses only (or is in the service's WEBHOOK_HOSTS); else a 422 naming webhook.url */
             url: string;
-            /** @description which messages to send (default all: ['session.turn', 'session.timeout', 'session.match_end']) */
+            /** @description which messages to send (default all: ['session.turn', 'session.timeout', 'session.match_end']; [] reads as left out) */
             events?: ("session.turn" | "session.timeout" | "session.match_end")[];
         };
         BankCreateSessionRequest: {
@@ -1415,7 +1415,7 @@ export interface components {
              * @enum {string}
              */
             preset?: "egyptian" | "levantine";
-            /** @description the seat counts these rules can be played with */
+            /** @description the seat counts these rules can be played with; [] reads as left out */
             seats_allowed?: (2 | 4)[];
             /** @enum {integer} */
             hand_size?: 4 | 6;
@@ -1753,8 +1753,8 @@ export interface components {
         SessionResponse: components["schemas"]["BankSessionResponse"] | components["schemas"]["BasraSessionResponse"];
         SessionMoveResponse: components["schemas"]["BankSessionMoveResponse"] | components["schemas"]["BasraSessionMoveResponse"];
         CreateSessionRequest: components["schemas"]["BankCreateSessionRequest"] | components["schemas"]["BasraCreateSessionRequest"];
-        /** @description the events of the moves after the version asked for, each tagged with its version, as this token may see them: those of the session's game (each one of its <Game>SessionEvent; a timeout event reads alike in every game) */
-        SessionEvents: (components["schemas"]["BankSessionEvent"] | components["schemas"]["BasraSessionEvent"])[];
+        /** @description the events of the moves after the version asked for, each tagged with its version, as this token may see them: those of the session's game (each one of its <Game>SessionEvent; a type several games have, such as `capture`, is read as the event of any game of that type, e.g. CaptureSessionEvent) */
+        SessionEvents: (components["schemas"]["BankLaySessionEvent"] | components["schemas"]["BankQuadSessionEvent"] | components["schemas"]["BankRunSessionEvent"] | components["schemas"]["BankDrawSessionEvent"] | components["schemas"]["BankPassSessionEvent"] | components["schemas"]["CaptureSessionEvent"] | components["schemas"]["BankTurnUpSessionEvent"] | components["schemas"]["BankSkipSessionEvent"] | components["schemas"]["BankOutSessionEvent"] | components["schemas"]["BankDealEndSessionEvent"] | components["schemas"]["MatchEndSessionEvent"] | components["schemas"]["DealSessionEvent"] | components["schemas"]["TimeoutEvent"] | components["schemas"]["BasraMoveSessionEvent"] | components["schemas"]["BasraBasraSessionEvent"] | components["schemas"]["BasraRoundEndSessionEvent"])[];
         /** @description The server played for a seat: its time ran out, or it is absent. It leads the events of that version, the move's own events follow. */
         TimeoutEvent: {
             /**
@@ -1768,6 +1768,52 @@ export interface components {
             absent?: boolean;
             /** @description the move's version */
             version: number;
+        };
+        /** @description A `capture` event of any game: BankCaptureSessionEvent, BasraCaptureSessionEvent (the fields of each, those another game's event has not optional). */
+        CaptureSessionEvent: {
+            /** @constant */
+            type: "capture";
+            seat: number;
+            cards: string[];
+            points?: number;
+            /** @enum {string} */
+            why?: "pass" | "trump_king" | "four_kings";
+            /** @description the move's version */
+            version: number;
+            side?: number;
+        };
+        /** @description A `match_end` event of any game: BankMatchEndSessionEvent, BasraMatchEndSessionEvent (the fields of each, those another game's event has not optional). */
+        MatchEndSessionEvent: {
+            /** @constant */
+            type: "match_end";
+            winner: number | null;
+            /** @description ascending */
+            winners?: number[];
+            scores: number[];
+            /** @description the move's version */
+            version: number;
+        };
+        /** @description A `deal` event of any game: BankDealSessionEvent, BasraDealSessionEvent (the fields of each, those another game's event has not optional). */
+        DealSessionEvent: {
+            /** @constant */
+            type: "deal";
+            deal?: number;
+            dealer: number;
+            starter?: number;
+            /**
+             * @description the pack card
+             * @example 7D
+             * @example TD
+             */
+            card?: string;
+            /** @description the move's version */
+            version: number;
+            round?: number;
+            hand_size?: number;
+            /** @description cards left in the stock */
+            stock?: number;
+            /** @description a new round only: the table it starts with */
+            table?: string[];
         };
         CatalogueResponse: {
             games: (components["schemas"]["BankCatalogue"] | components["schemas"]["BasraCatalogue"])[];
