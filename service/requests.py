@@ -9,7 +9,7 @@ from typing import Any
 from engine.errors import GameError
 from engine.game import Game
 from service.errors import KINDS, Unprocessable, invalid, rejected
-from service.schemas.derived import move_errors
+from service.schemas.derived import move_errors, never_empty
 
 SEED_BYTES = 16
 # Digits a caller's whole number may have: more than any size, version or time in ms here.
@@ -50,19 +50,20 @@ def default_seats(game: Game) -> int:
     return min(game.catalogue()["seats"])
 
 
-def given(rules: Mapping[str, Any]) -> Mapping[str, Any]:
-    """`rules` without the options given as an empty list, which read as left out: a list
-    option is never empty, and OpenAPI Generator's java clients write a list left unset as
-    [] (openapi.yaml's rules say so)."""
+def given(game: Game, rules: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`rules` without the list options given empty that cannot be empty, which read as left
+    out: OpenAPI Generator's java clients write a list left unset as [] (openapi.yaml's rules
+    say so). An option that may be empty keeps its []: then it means something."""
     if not isinstance(rules, Mapping):
         return rules  # the game says what is wrong with it
-    return {option: value for option, value in rules.items() if value != []}
+    return {option: value for option, value in rules.items()
+            if value != [] or not never_empty(game.shapes.options.get(option, {}))}  # fmt: skip
 
 
 def new_state(game: Game, rules: Mapping[str, Any] | None, seats: int, seed: str) -> Any:
     """A fresh match; a bad option or seat count is a 422 naming `rules.<option>` or `seats`."""
     try:
-        return game.new(given(rules) if rules else default_rules(game), seats, seed)
+        return game.new(given(game, rules) if rules else default_rules(game), seats, seed)
     except GameError as error:
         raise rejected(rules_path(error.path), error) from error
 

@@ -149,14 +149,19 @@ def rules_request(game: Game) -> Shape:
 
 
 def requested(option: Shape) -> Shape:
-    """An option as a request sends it: a list option given as [] reads as left out
-    (service/requests.py), so that the clients OpenAPI Generator makes for java, which write
-    a list left unset as [], can send rules."""
-    if option.get("type") != "array":
+    """An option as a request sends it: a list option that cannot be empty reads as left out
+    given as [] (service/requests.py), so that the clients OpenAPI Generator makes for java,
+    which write a list left unset as [], can send rules."""
+    if not never_empty(option):
         return option
     shape = {key: value for key, value in option.items() if key != "minItems"}
     said = [option["description"]] if "description" in option else []
     return {**shape, "description": "; ".join([*said, "[] reads as left out"])}
+
+
+def never_empty(option: Mapping[str, Any]) -> bool:
+    """Whether a rule option's shape is a list of at least one item."""
+    return option.get("type") == "array" and option.get("minItems", 0) > 0
 
 
 def resolved_rules(game: Game) -> Shape:
@@ -257,10 +262,12 @@ def joined(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def any_game_event(value: str, components: Mapping[str, Shape]) -> Shape:
+def any_game_event(value: str, components: Mapping[str, Shape]) -> Shape | None:
     """One object that reads the `value` event of every game in `components` (its session
     events of that type, by component name): every field of each, those some game's event
-    lacks optional, a field the games declare apart widened to take each game's values.
+    lacks optional, a field the games declare apart widened to take each game's values;
+    None when a field is of another kind in one game than in another (a game's own events
+    then stay members each).
 
     For the list of events whose game the document cannot say (the long poll's, an anyOf:
     a client takes the first member that reads an event). Games share some `type` values
@@ -272,10 +279,12 @@ def any_game_event(value: str, components: Mapping[str, Shape]) -> Shape:
     and `skip`, in several members.)"""
     shapes = list(components.values())
     names = list(dict.fromkeys(name for shape in shapes for name in shape["properties"]))
-    properties = {
-        name: widened([each["properties"][name] for each in shapes if name in each["properties"]])
-        for name in names
-    }
+    try:
+        properties = {name: widened([each["properties"][name] for each in shapes
+                                     if name in each["properties"]])
+                      for name in names}  # fmt: skip
+    except Apart:
+        return None
     everywhere = [name for name in names if all(name in shape["required"] for shape in shapes)]
     listed = ", ".join(components)
     return {
@@ -288,17 +297,21 @@ def any_game_event(value: str, components: Mapping[str, Shape]) -> Shape:
     }
 
 
+class Apart(Exception):
+    """Games declare a field of one name as different kinds of value."""
+
+
 def widened(shapes: list[Shape]) -> Shape:
     """A field's shape that takes what each of `shapes` takes (they differ in bounds,
-    nullability or description only; anything else is an error, raised while the document
-    is built)."""
+    nullability or description only; Apart when they differ in anything else)."""
     first = shapes[0]
     if all(shape == first for shape in shapes):
         return first
     kinds = [shape.get("type") for shape in shapes]
     flat = {kind for kinds_ in kinds for kind in (kinds_ if isinstance(kinds_, list) else [kinds_])}
     base = flat - {"null"}
-    assert len(base) == 1 and None not in base, f"fields the games declare apart: {shapes}"
+    if len(base) != 1 or None in base:
+        raise Apart(shapes)
     (kind,) = base
     shape: Shape = {"type": [kind, "null"] if "null" in flat else kind}
     if all(other.get("description") == first.get("description") for other in shapes):
@@ -306,7 +319,8 @@ def widened(shapes: list[Shape]) -> Shape:
     extra = set().union(*shapes) - {"type", "description", "examples", *LOWER, *UPPER, "items"}
     for key in sorted(extra):
         values = [other.get(key) for other in shapes]
-        assert all(value == values[0] for value in values), f"{key} differs: {shapes}"
+        if any(value != values[0] for value in values):
+            raise Apart(shapes)
         shape[key] = values[0]
     for bound in LOWER:
         if all(bound in other for other in shapes):

@@ -8,7 +8,7 @@ import yaml
 
 from engine.game import games, get_game
 from service import create_app
-from service.schemas.derived import title_of
+from service.schemas.derived import any_game_event, title_of
 from tests.service.openapi_conformance import OPENAPI
 
 DOCUMENT = yaml.safe_load(OPENAPI.read_text())
@@ -226,3 +226,18 @@ def test_the_long_poll_s_events_have_one_member_per_type_that_reads_each_game_s(
             assert set(own["properties"]) <= set(chosen["properties"]), (value, game)
             assert set(chosen["required"]) <= set(own["required"]), (value, game)
     assert types == set(members)
+
+
+def test_games_whose_events_of_one_type_differ_in_a_field_s_kind_keep_their_own():
+    # A game never seen may name an event as another game does with a field of another
+    # kind: the document is still built, each game's event a member of its own.
+    def event(cards: dict) -> dict:
+        return {"type": "object", "properties": {"type": {"const": "capture"}, "cards": cards},
+                "required": ["type", "cards"]}  # fmt: skip
+
+    listed = event({"type": "array", "items": {"type": "string"}})
+    counted = event({"type": "integer", "minimum": 0})
+    assert any_game_event("capture", {"A": listed, "B": counted}) is None
+    merged = any_game_event("capture", {"A": listed, "B": event({**listed["properties"]["cards"],
+                                                                  "maxItems": 4})})  # fmt: skip
+    assert merged is not None and merged["required"] == ["type", "cards"]

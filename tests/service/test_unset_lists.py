@@ -4,9 +4,13 @@ starts it as an empty list). A Bank draw built or read by such a client carries 
 a Basra rules object `seats_allowed: []`, a webhook `events: []`: each played, was refused,
 or made a webhook that sends nothing."""
 
+from types import SimpleNamespace
+
 import yaml
 
+from service.requests import given
 from service.schemas.derived import SCHEMAS as PREFIX
+from service.schemas.derived import requested
 from tests.service.openapi_conformance import OPENAPI
 
 DOCUMENT = yaml.safe_load(OPENAPI.read_text())
@@ -87,3 +91,17 @@ def test_basra_rules_with_no_seat_counts_are_the_preset_s(client):
 
     assert new({"preset": "egyptian", "seats_allowed": []}) == new({"preset": "egyptian"})
     assert new({"seats_allowed": []}) == new({})
+
+
+def test_only_a_list_option_that_cannot_be_empty_reads_as_left_out_sent_empty():
+    # A game may have a list option whose [] means something (no card banned, say): that
+    # [] is the game's to read, not the service's to drop.
+    options = {
+        "never_empty": {"type": "array", "items": {"type": "integer"}, "minItems": 1},
+        "may_be_empty": {"type": "array", "items": {"type": "integer"}},
+    }
+    game = SimpleNamespace(shapes=SimpleNamespace(options=options))
+    rules = {"never_empty": [], "may_be_empty": [], "other": 1}
+    assert given(game, rules) == {"may_be_empty": [], "other": 1}
+    assert requested(options["may_be_empty"]) == options["may_be_empty"]
+    assert "minItems" not in requested(options["never_empty"])
