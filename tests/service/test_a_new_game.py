@@ -185,3 +185,14 @@ def test_its_view_has_what_the_play_page_reads(client, game):
     view = view["view"]
     assert {"turn", "status", "scores", "hand_sizes"} <= set(view), sorted(view)
     assert 1 <= len(view["scores"]) <= view["seats"] == len(view["hand_sizes"])
+
+
+def test_a_game_seating_more_than_the_others_gets_a_creation_link_per_seat():
+    """The creation's links read each seat's token (`ReadSessionAsSeat<n>`), one per seat
+    up to the most any game allows: counted when an app is made, not when the routes were
+    imported, before a game seating six was mounted."""
+    with tricks_registered(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(type(get_game("tricks")), "seat_counts", (2, 3, 4, 6))
+        links = served(create_app({"REDIS_URL": None}).test_client())["paths"]["/v1/sessions"]
+        links = links["post"]["responses"]["201"]["links"]
+        assert {f"ReadSessionAsSeat{seat}" for seat in range(6)} <= set(links), sorted(links)
