@@ -6,8 +6,9 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from engine.errors import GameError
+from engine.errors import GameError, StateError
 from engine.game import Game
+from engine.shapes import MAX_SEED_LENGTH
 from service.errors import KINDS, Unprocessable, invalid, rejected
 from service.schemas.derived import move_errors
 
@@ -59,7 +60,15 @@ def new_state(game: Game, rules: Mapping[str, Any] | None, seats: int, seed: str
 
 
 def read_state(game: Game, data: object) -> Any:
-    """The state from its JSON; a 422 naming the field under `state` when it is not one."""
+    """The state from its JSON; a 422 naming the field under `state` when it is not one. A
+    state's `seed` (what later deals derive from, as every game's state carries it) is
+    bounded as every seed the service takes, whether or not the game reads it with
+    `engine.fields.seed`."""
+    seed = data.get("seed") if type(data) is dict else None
+    if type(seed) is str and len(seed) > MAX_SEED_LENGTH:
+        raise rejected(
+            "state.seed", StateError("seed", f"must be at most {MAX_SEED_LENGTH} characters")
+        )
     try:
         return game.read(data)
     except GameError as error:

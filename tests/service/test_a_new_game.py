@@ -196,3 +196,17 @@ def test_a_game_seating_more_than_the_others_gets_a_creation_link_per_seat():
         links = served(create_app({"REDIS_URL": None}).test_client())["paths"]["/v1/sessions"]
         links = links["post"]["responses"]["201"]["links"]
         assert {f"ReadSessionAsSeat{seat}" for seat in range(6)} <= set(links), sorted(links)
+
+
+def test_a_state_s_seed_is_bounded_even_when_the_game_reads_any_string(client):
+    """Every seed the service takes is at most 128 characters, a posted state's too (what
+    later deals derive from): Tricks reads its state's seed as any string, as a new game may;
+    the service refuses the long one naming `state.seed`, and documents the bound."""
+    state = client.post("/v1/games/tricks/new", json={"seed": "s" * 128}).get_json()["state"]
+    for action, body in (("legal-moves", {}), ("score", {}), ("view", {"seat": 0})):
+        answer = client.post(
+            f"/v1/games/tricks/{action}", json={"state": {**state, "seed": "s" * 129}, **body}
+        )
+        assert answer.status_code == 422 and list(answer.get_json()["errors"]) == ["state.seed"]
+    seed = served(client)["components"]["schemas"]["TricksState"]["properties"]["seed"]
+    assert seed["maxLength"] == 128
