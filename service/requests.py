@@ -6,7 +6,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from engine.errors import GameError, StateError
+from engine.errors import GameError, RulesError, StateError, one_of, shown
 from engine.game import Game
 from engine.shapes import MAX_SEED_LENGTH
 from service.errors import KINDS, Unprocessable, invalid, rejected
@@ -51,8 +51,21 @@ def default_seats(game: Game) -> int:
     return min(game.catalogue()["seats"])
 
 
+def check_preset(game: Game, rules: object, path: str) -> None:
+    """A 422 naming `<path>.preset` when the rules name their preset by anything but a
+    string. The field is the service's own (every game's rules request declares it a
+    string, service.schemas.derived.rules_request): a game that looks a list or an object
+    up among its presets (`name not in PRESETS`, as the example Tricks does) raised
+    TypeError, a 500."""
+    if type(rules) is dict and "preset" in rules and type(rules["preset"]) is not str:
+        presets = sorted(game.catalogue()["presets"])
+        reason = f"unknown preset {shown(rules['preset'])}; choose {one_of(presets)}"
+        raise rejected(f"{path}.preset", RulesError("preset", reason, presets))
+
+
 def new_state(game: Game, rules: Mapping[str, Any] | None, seats: int, seed: str) -> Any:
     """A fresh match; a bad option or seat count is a 422 naming `rules.<option>` or `seats`."""
+    check_preset(game, rules, "rules")
     try:
         return game.new(rules or default_rules(game), seats, seed)
     except GameError as error:
@@ -64,6 +77,8 @@ def read_state(game: Game, data: object) -> Any:
     state's `seed` (what later deals derive from, as every game's state carries it) is
     bounded as every seed the service takes, whether or not the game reads it with
     `engine.fields.seed`."""
+    if type(data) is dict:
+        check_preset(game, data.get("rules"), "state.rules")
     seed = data.get("seed") if type(data) is dict else None
     if type(seed) is str and len(seed) > MAX_SEED_LENGTH:
         raise rejected(

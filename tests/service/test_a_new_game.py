@@ -210,3 +210,22 @@ def test_a_state_s_seed_is_bounded_even_when_the_game_reads_any_string(client):
         assert answer.status_code == 422 and list(answer.get_json()["errors"]) == ["state.seed"]
     seed = served(client)["components"]["schemas"]["TricksState"]["properties"]["seed"]
     assert seed["maxLength"] == 128
+
+
+@pytest.mark.parametrize("preset", [[], {}, ["plain"]])
+def test_a_preset_named_by_a_list_or_an_object_is_a_422_naming_it(client, preset):
+    """`preset` is the service's own field of every game's rules (a string): a game that
+    looks it up among its presets as it comes (`name not in PRESETS`, as Tricks does) met
+    an unhashable list or object and raised TypeError, a 500."""
+    state = client.post("/v1/games/tricks/new", json={"seed": "p"}).get_json()["state"]
+    posted = {**state, "rules": {**state["rules"], "preset": preset}}
+    seats = [{"type": "human"}, {"type": "human"}]
+    for path, body, named in (
+        ("/v1/games/tricks/new", {"rules": {"preset": preset}}, "rules.preset"),
+        ("/v1/games/tricks/legal-moves", {"state": posted}, "state.rules.preset"),
+        ("/v1/sessions", {"game": "tricks", "seats": seats, "rules": {"preset": preset}},
+         "rules.preset"),
+    ):  # fmt: skip
+        answer = client.post(path, json=body)
+        assert answer.status_code == 422, (path, answer.status_code)
+        assert list(answer.get_json()["errors"]) == [named], answer.get_json()
