@@ -21,7 +21,7 @@ import random
 import time
 from typing import Any, cast
 
-from engine.bots.search import HORIZON, Generic, search_of
+from engine.bots.search import HORIZON, Generic, moves_to_choose, search_of
 from engine.game import Game, Search
 
 ITERATIONS = 24
@@ -59,7 +59,7 @@ def expert_player(
     game's budget, see `budget`; stopping early once `seconds` have passed), and every
     legal move with its mean."""
     deadline = None if seconds is None else time.perf_counter() + seconds
-    moves = game.legal_moves(state)
+    moves = moves_to_choose(game, state)
     seat = cast(int, game.to_move(state))  # a seat: the match is being played
     search = search_of(game)
     iterations = iterations or budget(search, len(moves))

@@ -15,6 +15,20 @@ HORIZON = 60
 SIGHT = "generic move value"
 
 
+def moves_to_choose(game: Game, state: Any) -> list[Any]:
+    """The legal moves a computer player chooses among: every one, or, where the game
+    refuses to list them all (TooLarge), the few it offers for that (`playable_moves`, an
+    optional part of the protocol: Basra's any_family on a crowded table). Raises TooLarge
+    for a game that offers none."""
+    try:
+        return game.legal_moves(state)
+    except TooLarge:
+        playable = getattr(game, "playable_moves", None)
+        if playable is None:
+            raise
+        return playable(state)
+
+
 def advantage(game: Game, state: Any, seat: int) -> float:
     """`seat`'s side's standing minus the best other side's (a game with one side, played
     alone, has none to beat: its standing itself)."""
@@ -55,7 +69,7 @@ class Generic:
             if game.to_move(state) is None or expected > left:
                 break
             try:
-                moves = game.legal_moves(state)
+                moves = moves_to_choose(game, state)
             except TooLarge:
                 break  # no listing to draw a random move from: judge the position as it is
             if not moves:
