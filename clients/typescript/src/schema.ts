@@ -141,8 +141,9 @@ export interface paths {
         /**
          * The move a computer player advises for the seat to move.
          * @description The bot `level` (default expert) decides from that seat's view only; every legal move
-         *     it weighed comes back with its estimated value. The same state, level and seed give
-         *     the same hint.
+         *     it weighed comes back with its estimated value (where the moves are too many to list,
+         *     the few the game offers its bots there). The same state, level and seed give the
+         *     same hint.
          */
         post: operations["hintBankMove"];
         delete?: never;
@@ -271,8 +272,9 @@ export interface paths {
         /**
          * The move a computer player advises for the seat to move.
          * @description The bot `level` (default expert) decides from that seat's view only; every legal move
-         *     it weighed comes back with its estimated value. The same state, level and seed give
-         *     the same hint.
+         *     it weighed comes back with its estimated value (where the moves are too many to list,
+         *     the few the game offers its bots there). The same state, level and seed give the
+         *     same hint.
          */
         post: operations["hintBasraMove"];
         delete?: never;
