@@ -79,7 +79,10 @@ class Game(Protocol):
         """The seat to move, None once the match is over."""
 
     def legal_moves(self, state: Any) -> list[Any]:
-        """Every legal move of the seat to move, no duplicates, in a fixed order."""
+        """Every legal move of the seat to move, no duplicates, in a fixed order. May raise
+        TooLarge when they are too many to list; a game that does may also offer
+        `playable_moves(state)`, a few legal moves there, for its computer players
+        (engine/bots/search.py `moves_to_choose`)."""
 
     def read_move(self, state: Any, data: object, /) -> Any:
         """The legal move the JSON names; raises GameError saying why it is not legal."""

@@ -69,6 +69,7 @@ def dealt(game: Game, rules: object, seats: object, seed: str) -> Any:
         raise invalid("record.rules", "must be the record's rules")
     if type(seats) is not int:
         raise invalid("record.seats", "must be the record's seat count")
+    requests.check_preset(game, rules, "record.rules")
     try:
         return game.new(rules, seats, seed)
     except GameError as error:

@@ -6,8 +6,9 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from engine.errors import GameError
+from engine.errors import GameError, RulesError, StateError, one_of, shown
 from engine.game import Game
+from engine.shapes import MAX_SEED_LENGTH
 from service.errors import KINDS, Unprocessable, invalid, rejected
 from service.schemas.derived import move_errors, never_empty
 
@@ -60,8 +61,21 @@ def given(game: Game, rules: Mapping[str, Any]) -> Mapping[str, Any]:
             if value != [] or not never_empty(game.shapes.options.get(option, {}))}  # fmt: skip
 
 
+def check_preset(game: Game, rules: object, path: str) -> None:
+    """A 422 naming `<path>.preset` when the rules name their preset by anything but a
+    string. The field is the service's own (every game's rules request declares it a
+    string, service.schemas.derived.rules_request): a game that looks a list or an object
+    up among its presets (`name not in PRESETS`, as the example Tricks does) raised
+    TypeError, a 500."""
+    if type(rules) is dict and "preset" in rules and type(rules["preset"]) is not str:
+        presets = sorted(game.catalogue()["presets"])
+        reason = f"unknown preset {shown(rules['preset'])}; choose {one_of(presets)}"
+        raise rejected(f"{path}.preset", RulesError("preset", reason, presets))
+
+
 def new_state(game: Game, rules: Mapping[str, Any] | None, seats: int, seed: str) -> Any:
     """A fresh match; a bad option or seat count is a 422 naming `rules.<option>` or `seats`."""
+    check_preset(game, rules, "rules")
     try:
         return game.new(given(game, rules) if rules else default_rules(game), seats, seed)
     except GameError as error:
@@ -69,7 +83,17 @@ def new_state(game: Game, rules: Mapping[str, Any] | None, seats: int, seed: str
 
 
 def read_state(game: Game, data: object) -> Any:
-    """The state from its JSON; a 422 naming the field under `state` when it is not one."""
+    """The state from its JSON; a 422 naming the field under `state` when it is not one. A
+    state's `seed` (what later deals derive from, as every game's state carries it) is
+    bounded as every seed the service takes, whether or not the game reads it with
+    `engine.fields.seed`."""
+    if type(data) is dict:
+        check_preset(game, data.get("rules"), "state.rules")
+    seed = data.get("seed") if type(data) is dict else None
+    if type(seed) is str and len(seed) > MAX_SEED_LENGTH:
+        raise rejected(
+            "state.seed", StateError("seed", f"must be at most {MAX_SEED_LENGTH} characters")
+        )
     try:
         return game.read(data)
     except GameError as error:

@@ -19,6 +19,7 @@ class Basra(CardGame):
 
     deal = staticmethod(play.new_game)
     legal_moves = staticmethod(moves.legal_moves)
+    playable_moves = staticmethod(moves.playable_moves)
     read_move = staticmethod(moves.read_move)
     write_move = staticmethod(moves.write_move)
     apply = staticmethod(play.apply)

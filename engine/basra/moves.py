@@ -2,6 +2,7 @@
 a move's JSON form."""
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from functools import lru_cache, partial
 from typing import Any, Final, NamedTuple
 
@@ -348,6 +349,25 @@ def clear_caches() -> None:
 def is_final_card(state: State) -> bool:
     """Whether the card about to be played is the last of the round."""
     return not state.stock and sum(map(len, state.hands)) == 1
+
+
+def playable_moves(state: State) -> list[Move]:
+    """Some legal moves where `legal_moves` refuses to list them all (any_family on a
+    crowded table), for the computer players (engine.bots `moves_to_choose`): each card's
+    captures of most cards and its lay, those the table's real rules allow."""
+    if state.status != PLAYING:
+        return []
+    rules = state.rules
+    final = not rules.last_card_basra_counts and is_final_card(state)
+    most = replace(rules, capture_policy="max_cards")
+    table = state.table
+    assert state.turn is not None, "a seat is to move while the match is played"
+    return [
+        make_move(card, option.capture, table, rules, final)
+        for card in state.hands[state.turn]
+        for option in card_moves(card, table, most, final)
+        if is_legal(card, option.capture, table, rules)
+    ]
 
 
 # Listing then applying a listed move trusts it instead of reading it again (play.apply).

@@ -12,14 +12,16 @@ The budget is a number of iterations, so a decision depends on the seed alone; a
 budget can cap it further, at the price of reproducibility. A game's search knowledge may
 set its own budget (`iterations(moves)`, by the number of legal moves); without it every
 decision gets ITERATIONS. Either way a decision plays at most PLAYOUTS playouts (at least
-one per legal move), so a position with thousands of legal moves holds no worker for long.
+one per legal move), and the generic playouts (a game without search knowledge of its own)
+list at most about LISTED moves in all, so a position with thousands of legal moves holds no
+worker for long.
 """
 
 import random
 import time
 from typing import Any, cast
 
-from engine.bots.search import search_of
+from engine.bots.search import HORIZON, Generic, moves_to_choose, search_of
 from engine.game import Game, Search
 
 ITERATIONS = 24
@@ -30,6 +32,11 @@ NOISE = 2.0
 # a dozen), but a Basra table under any_family can offer thousands of captures, and 24
 # playouts of each took a minute of CPU, past gunicorn's timeout.
 PLAYOUTS = 768
+# The most moves a decision's generic playouts list in all (each ply lists the mover's moves):
+# PLAYOUTS playouts of HORIZON plies among a handful of moves each, as a usual game's are.
+# Counted, not timed, so that a decision depends on its seed alone. Without it a decision
+# among 3000 moves played 3000 playouts of 60 plies, each listing 3000 moves: 80 s of CPU.
+LISTED = PLAYOUTS * HORIZON * 8
 
 
 def budget(search: Search, moves: int) -> int:
@@ -52,10 +59,13 @@ def expert_player(
     game's budget, see `budget`; stopping early once `seconds` have passed), and every
     legal move with its mean."""
     deadline = None if seconds is None else time.perf_counter() + seconds
-    moves = game.legal_moves(state)
+    moves = moves_to_choose(game, state)
     seat = cast(int, game.to_move(state))  # a seat: the match is being played
     search = search_of(game)
     iterations = iterations or budget(search, len(moves))
+    if isinstance(search, Generic):
+        # Every playout gets its share of LISTED, expecting listings as large as this one.
+        search = Generic(game, LISTED / (iterations * len(moves)), len(moves))
     playout = search.playout
     rng = random.Random(seed)
     totals = [0.0] * len(moves)

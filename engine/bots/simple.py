@@ -3,13 +3,13 @@
 import random
 from typing import Any
 
-from engine.bots.search import search_of
+from engine.bots.search import moves_to_choose, search_of
 from engine.game import Game
 
 
 def random_player(game: Game, state: Any, seed: str) -> tuple[Any, list[tuple[Any, float]]]:
     """Uniform over the legal moves."""
-    moves = game.legal_moves(state)
+    moves = moves_to_choose(game, state)
     chance = 1.0 / len(moves)
     return random.Random(seed).choice(moves), [(move, chance) for move in moves]
 
@@ -18,7 +18,7 @@ def greedy_player(game: Game, state: Any, seed: str) -> tuple[Any, list[tuple[An
     """The move of greatest `move_value` (immediate points first, then the game's own
     tie-breaks); a seeded draw among moves that tie on all of it. Each alternative is
     reported with its immediate points."""
-    moves = game.legal_moves(state)
+    moves = moves_to_choose(game, state)
     value = search_of(game).move_value
     keys = [value(state, move) for move in moves]
     best = max(keys)

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from engine.errors import TooLarge
 from engine.game import Events, Game
 from service.hosted.records import Record
 
@@ -29,11 +30,17 @@ def seen_in(game: Game, seat: int | None, batch: Events) -> Events:
 
 
 def moves_of(record: Record, seat: int | None) -> list[dict[str, Any]]:
-    """The seat's legal moves when it is its turn, else none."""
+    """The seat's legal moves when it is its turn, else none; none too when the game refuses
+    to list them for their number (TooLarge): the seat still moves, by the rules, and the
+    session must stay readable for it to do so."""
     game, state = record.game, record.state
     if game.to_move(state) != seat:
         return []
-    return [game.write_move(state, move) for move in game.legal_moves(state)]
+    try:
+        moves = game.legal_moves(state)
+    except TooLarge:
+        return []
+    return [game.write_move(state, move) for move in moves]
 
 
 def timing(record: Record, now: float) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from engine.bots import choose_move
+from engine.errors import TooLarge
 from engine.game import Events, Game, MatchResult
 from service.hosted import history
 from service.hosted.deliveries import Deliveries
@@ -115,12 +116,33 @@ def facts_of(before: Record | None, after: Record, moved: Sequence[Moved]) -> Fa
     )
 
 
+def server_move(game: Game, state: Any, level: str, seed: str) -> Any | None:
+    """The move the server plays for the seat to move (its bot, or `level` for a seat whose
+    time ran out or that is absent); None when the game refuses to list the moves to choose
+    from (TooLarge: Basra's any_family on a crowded table). No computer player can move
+    there, so the server does not: raising would refuse the human move that led there, and
+    every read and timer scan that tried again."""
+    try:
+        return choose_move(game, state, level, seed)
+    except TooLarge:
+        return None
+
+
+def cannot_play(record: Record, seat: int, version: int) -> None:
+    log.warning(
+        "the server cannot play for this seat: the game refuses to list its moves",
+        extra={"session_id": record.id, "seat": seat, "version": version},
+    )
+
+
 def played_on(
     before: Record | None, start: Record, state: Any, live: Live, moved: list[Moved], clock: Clock
 ) -> Facts:
     """After the step's own moves on `start`: the server's moves (bots, absent seats), each
     one version, up to a present human's turn, the end, or the step's bound; then that
-    seat's deadline if timed, or, with server play left over, a resume at once."""
+    seat's deadline if timed, or, with server play left over, a resume at once. Where the
+    server cannot choose a move (`server_move`), its play stops and no timer runs: a human
+    seat moves itself, with its token; a bot's seat waits."""
     game = start.game
     version = start.version + len(moved)
     played = searched = 0
@@ -142,7 +164,11 @@ def played_on(
         if played:
             time.sleep(YIELD_SECONDS)
         searched += level == "expert"
-        move = choose_move(game, state, level, f"{start.id}/{version}")
+        move = server_move(game, state, level, f"{start.id}/{version}")
+        if move is None:
+            cannot_play(start, mover, version)
+            live = live.turn_of(None, clock())
+            break
         written = game.write_move(state, move)
         state, events = game.apply(state, move)
         version += 1
@@ -189,7 +215,11 @@ def due_play(record: Record, clock: Clock) -> Facts | None:
     if live.resume_at is not None:
         return played_on(record, record, record.state, live, [], clock)
     level = live.timeout_level
-    move = choose_move(record.game, record.state, level, f"{record.id}/{record.version}")
+    move = server_move(record.game, record.state, level, f"{record.id}/{record.version}")
+    if move is None:
+        # No move to play for the seat: its timer stops (so it fires no more), its turn goes on.
+        cannot_play(record, seat, record.version)
+        return live_change(record, live.turn_of(None, clock()))
     written = record.game.write_move(record.state, move)
     state, events = record.game.apply(record.state, move)
     version = record.version + 1

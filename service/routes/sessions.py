@@ -96,8 +96,6 @@ def session_operation(path: str, method: str) -> str:
 
 
 SESSION = "/v1/sessions/{session_id}"
-# The most seats any registered game allows: a creation answer lists one entry per seat.
-MOST_SEATS = most_seats()
 # The token a link's source request carried, and the session it named.
 SAME_SEAT = {
     "path.session_id": "$request.path.session_id",
@@ -142,23 +140,30 @@ def play_first_move(description: str) -> dict:
 # Stateful schemathesis follows these from a creation to reading the session as each seat
 # (the human ones hold a token; seat 0 is often a bot), then to moving with the move and
 # version that read listed, reading the events and ending the session with the same token.
-CREATED_LINKS = {
-    **{
-        f"ReadSessionAsSeat{seat}": link(
-            SESSION, "get", as_seat(seat), f"the session as seat {seat} sees it (a human seat)"
-        )
-        for seat in range(MOST_SEATS)
-    },
-    "ReadSessionAsSpectator": link(
-        SESSION,
-        "get",
-        {
-            "path.session_id": "$response.body#/id",
-            "header.Authorization": "Bearer {$response.body#/spectators/0/token}",
+def created_links() -> dict[str, Any]:
+    """One link per seat up to the most seats any registered game allows (a creation answer
+    lists one entry per seat), and the first spectator's. Read from the registry when an app
+    is made (`install`), not when this module is imported: a game may have been added since,
+    seating more."""
+    return {
+        **{
+            f"ReadSessionAsSeat{seat}": link(
+                SESSION, "get", as_seat(seat), f"the session as seat {seat} sees it (a human seat)"
+            )
+            for seat in range(most_seats())
         },
-        "the session as its first spectator sees it",
-    ),
-}
+        "ReadSessionAsSpectator": link(
+            SESSION,
+            "get",
+            {
+                "path.session_id": "$response.body#/id",
+                "header.Authorization": "Bearer {$response.body#/spectators/0/token}",
+            },
+            "the session as its first spectator sees it",
+        ),
+    }
+
+
 READ_LINKS = {
     "PlayMove": play_first_move(
         "the reading seat's first legal move on the version it read (none when it is not its turn)"
@@ -246,7 +251,7 @@ def failures(*statuses: int):
 @blp.doc(
     operationId="createSession",
     parameters=[KEY_PARAMETER],
-    responses={201: {"links": CREATED_LINKS}},
+    responses={201: {"links": {}}},  # created_links(), set by `install`
     security=[{}, *INTEGRATOR_KEY],
 )
 @blp.alt_response(401, response="PROBLEM")
@@ -551,6 +556,9 @@ def install(app: flask.Flask, api: ProblemApi) -> None:
         {"type": "http", "scheme": "bearer",
          "description": "an integrator's key (API_KEYS; python -m service.keys new NAME)"},
     )  # fmt: skip
+    # flask-smorest keeps each route's doc until the blueprint is registered (a deep copy
+    # for each app), so the creation's links are those of the registry as it is now.
+    blp._docs["create"]["post"]["manual_doc"]["responses"][201]["links"] = created_links()
     api.register_blueprint(blp)
     app.register_error_handler(StaleVersion, stale_problem)
     app.register_error_handler(StoreUnavailable, partial(store_unavailable, Spell()))

@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema_rs
 
 from engine.game import Game
-from engine.shapes import REF, Shape, array, choice, obj, string
+from engine.shapes import MAX_SEED_LENGTH, REF, Shape, array, choice, obj, string
 from engine.shapes import ref as game_ref
 
 SCHEMAS = "#/components/schemas/"
@@ -196,7 +196,7 @@ def game_components(game: Game) -> dict[str, Shape]:
     title, shapes = title_of(game.name), game.shapes
     own = {
         "Catalogue": catalogue_entry(game),
-        "State": shapes.state,
+        "State": bounded_seed(shapes.state),
         "View": shapes.view,
         "Move": shapes.move,
         "LegalMove": shapes.legal_move,
@@ -219,6 +219,18 @@ def game_components(game: Game) -> dict[str, Shape]:
         [*types, "timeout"],
     )
     return found
+
+
+def bounded_seed(state: Shape) -> Shape:
+    """A state's shape with its string `seed` bounded as the service reads it
+    (service.requests.read_state), when the game declared no bound of its own."""
+    seed = state.get("properties", {}).get("seed")
+    if not isinstance(seed, dict) or seed.get("type") != "string" or "maxLength" in seed:
+        return state
+    return {
+        **state,
+        "properties": {**state["properties"], "seed": {**seed, "maxLength": MAX_SEED_LENGTH}},
+    }
 
 
 def standalone(game: Game, shape: Shape) -> Shape:

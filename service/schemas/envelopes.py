@@ -664,7 +664,11 @@ def timer_fields() -> dict[str, fields.Field]:
 
 
 def session_moves() -> dict[str, Any]:
-    return {"description": "the seat's legal moves when it is its turn, else []"}
+    return {
+        "description": "the seat's legal moves when it is its turn, else []; [] too when the "
+        "game refuses to list them for their number (as POST …/legal-moves answers "
+        "`too-large`): the seat moves all the same, naming a move its rules allow"
+    }
 
 
 def session_score(title: str) -> fields.List:

@@ -70,3 +70,16 @@ def test_the_expert_plays_on_a_table_its_sampled_hands_could_not_list(crowding):
     move, weighed = hint(game, listed, "expert", "crowded")
     assert move in game.legal_moves(listed)
     assert [option for option, _ in weighed] == game.legal_moves(listed)
+
+
+@pytest.mark.parametrize("level", ["random", "greedy", "expert"])
+def test_every_level_plays_on_a_table_whose_moves_are_too_many_to_list(crowded, level):
+    """A hosted bot (or a timeout) to move there raised TooLarge inside the server's play:
+    the bots choose among the moves Basra offers for that (`playable_moves`), each legal."""
+    game = get_game("basra")
+    move, weighed = hint(game, crowded, level, "crowded")
+    assert weighed and move in [option for option, _ in weighed]
+    for option, _ in weighed:
+        assert game.read_move(crowded, game.write_move(crowded, option)) == option
+    after, _ = game.apply(crowded, move)
+    assert game.to_move(after) != crowded.turn

@@ -7,7 +7,7 @@ import pytest
 
 from engine.bots import choose_move, hint
 from engine.bots.arena import play_match, run, wilson
-from engine.bots.expert import ITERATIONS, PLAYOUTS, expert_player
+from engine.bots.expert import ITERATIONS, LISTED, PLAYOUTS, expert_player
 from engine.game import get_game
 from tests.engine.builders import LEVANTINE, build, cards, positions, single_play
 from tests.engine.hidden import hidden_shuffle
@@ -224,3 +224,36 @@ def test_expert_spends_a_bounded_number_of_playouts(moves: int) -> None:
     assert playouts <= max(PLAYOUTS, moves)
     if moves * ITERATIONS <= PLAYOUTS:
         assert playouts == moves * ITERATIONS
+
+
+class Wide(Alone):
+    """A long patience of `moves` moves a ply and no search knowledge of its own (generic
+    playouts), counting the moves it lists."""
+
+    name = "wide"
+
+    def __init__(self, moves: int) -> None:
+        self.moves = moves
+        self.listed = 0
+
+    def to_move(self, state: int) -> int | None:
+        return 0 if state < 1000 else None
+
+    def legal_moves(self, state: int) -> list[int]:
+        self.listed += self.moves
+        return list(range(self.moves))
+
+    def apply(self, state: int, move: int) -> tuple[int, list]:
+        return state + 1, []
+
+
+@pytest.mark.parametrize("moves", [2, 3000])
+def test_generic_playouts_list_a_bounded_number_of_moves(moves: int) -> None:
+    """Each ply of a generic playout lists the mover's moves: among 3000 moves a decision
+    played 3000 playouts of 60 plies listing 3000 moves each (80 s of CPU in a hint)."""
+    game = Wide(moves)
+    move, weighed = expert_player(game, 0, "wide")  # type: ignore[arg-type]
+    assert move in range(moves) and len(weighed) == moves
+    assert game.listed <= LISTED + moves
+    if moves == 2:  # a usual decision still plays its playouts to the horizon
+        assert game.listed == moves + ITERATIONS * moves * 60 * moves

@@ -257,6 +257,9 @@ def test_determinize_hides_only_what_the_seat_cannot_see(name: str, data: st.Dat
         seat = game.to_move(before)
         world = game.determinize(before, seat, random.Random(index))
         assert game.view(world, seat) == game.view(before, seat)
+        # Every seat and spectator of a hosted session reads `score`: it counts no card the
+        # seat cannot see (a hand's points would tell them).
+        assert game.score(world) == game.score(before)
         check_round_trip(game, world)
 
 

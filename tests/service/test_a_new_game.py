@@ -185,3 +185,47 @@ def test_its_view_has_what_the_play_page_reads(client, game):
     view = view["view"]
     assert {"turn", "status", "scores", "hand_sizes"} <= set(view), sorted(view)
     assert 1 <= len(view["scores"]) <= view["seats"] == len(view["hand_sizes"])
+
+
+def test_a_game_seating_more_than_the_others_gets_a_creation_link_per_seat():
+    """The creation's links read each seat's token (`ReadSessionAsSeat<n>`), one per seat
+    up to the most any game allows: counted when an app is made, not when the routes were
+    imported, before a game seating six was mounted."""
+    with tricks_registered(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(type(get_game("tricks")), "seat_counts", (2, 3, 4, 6))
+        links = served(create_app({"REDIS_URL": None}).test_client())["paths"]["/v1/sessions"]
+        links = links["post"]["responses"]["201"]["links"]
+        assert {f"ReadSessionAsSeat{seat}" for seat in range(6)} <= set(links), sorted(links)
+
+
+def test_a_state_s_seed_is_bounded_even_when_the_game_reads_any_string(client):
+    """Every seed the service takes is at most 128 characters, a posted state's too (what
+    later deals derive from): Tricks reads its state's seed as any string, as a new game may;
+    the service refuses the long one naming `state.seed`, and documents the bound."""
+    state = client.post("/v1/games/tricks/new", json={"seed": "s" * 128}).get_json()["state"]
+    for action, body in (("legal-moves", {}), ("score", {}), ("view", {"seat": 0})):
+        answer = client.post(
+            f"/v1/games/tricks/{action}", json={"state": {**state, "seed": "s" * 129}, **body}
+        )
+        assert answer.status_code == 422 and list(answer.get_json()["errors"]) == ["state.seed"]
+    seed = served(client)["components"]["schemas"]["TricksState"]["properties"]["seed"]
+    assert seed["maxLength"] == 128
+
+
+@pytest.mark.parametrize("preset", [[], {}, ["plain"]])
+def test_a_preset_named_by_a_list_or_an_object_is_a_422_naming_it(client, preset):
+    """`preset` is the service's own field of every game's rules (a string): a game that
+    looks it up among its presets as it comes (`name not in PRESETS`, as Tricks does) met
+    an unhashable list or object and raised TypeError, a 500."""
+    state = client.post("/v1/games/tricks/new", json={"seed": "p"}).get_json()["state"]
+    posted = {**state, "rules": {**state["rules"], "preset": preset}}
+    seats = [{"type": "human"}, {"type": "human"}]
+    for path, body, named in (
+        ("/v1/games/tricks/new", {"rules": {"preset": preset}}, "rules.preset"),
+        ("/v1/games/tricks/legal-moves", {"state": posted}, "state.rules.preset"),
+        ("/v1/sessions", {"game": "tricks", "seats": seats, "rules": {"preset": preset}},
+         "rules.preset"),
+    ):  # fmt: skip
+        answer = client.post(path, json=body)
+        assert answer.status_code == 422, (path, answer.status_code)
+        assert list(answer.get_json()["errors"]) == [named], answer.get_json()

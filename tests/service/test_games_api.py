@@ -293,3 +293,14 @@ def test_a_state_with_too_many_moves_to_list_is_named_under_state_and_still_play
             named |= set(response.get_json()["errors"])
     assert 200 in statuses and statuses <= {200, 422}, statuses
     assert named <= {"state.table", "move.capture"}, named
+
+
+def test_a_state_with_too_many_moves_to_list_is_hinted_as_a_bot_plays_it(client):
+    """A hosted bot on such a table chooses among the moves Basra offers for it; the hint
+    for it does the same, each alternative a move the state takes."""
+    state = crowded_any_family_state(client)
+    for level in ("random", "greedy", "expert"):
+        hinted = post(client, "hint", {"state": state, "level": level, "seed": "crowded"})
+        assert hinted["move"] in [option["move"] for option in hinted["alternatives"]]
+        for option in hinted["alternatives"]:
+            post(client, "apply", {"state": state, "move": option["move"]})

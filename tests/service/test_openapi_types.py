@@ -106,10 +106,15 @@ def test_session_seats_are_bounded_and_need_a_human_and_levels_for_bots(game):
     }
     checker = jsonschema_rs.Draft202012Validator(request)
     human, bot = {"type": "human"}, {"type": "bot", "level": "greedy"}
-    assert checker.is_valid({"seats": [human, bot]})
-    assert not checker.is_valid({"seats": [bot, bot]})
-    assert not checker.is_valid({"seats": [human, {"type": "bot"}]})
-    assert not checker.is_valid({"seats": [{"type": "human", "level": "expert"}, bot]})
+
+    def seated(*first: dict) -> dict:
+        """These seats first, then humans up to the game's fewest seats."""
+        return {"seats": [*first, *[human] * (max(min(counts), 2) - len(first))]}
+
+    assert checker.is_valid(seated(human, bot)) == (max(counts) >= 2)
+    assert not checker.is_valid({"seats": [bot] * min(counts)})
+    assert not checker.is_valid(seated(human, {"type": "bot"}))
+    assert not checker.is_valid(seated({"type": "human", "level": "expert"}, bot))
     assert not checker.is_valid({"seats": [human] * (max(counts) + 1)})
 
 

@@ -15,8 +15,13 @@ LONGEST = "s" * MAX_SEED_LENGTH
 APP_CONFIG = {"CLIENT_SEEDS": True}
 
 
-def seats(humans: int) -> list[dict]:
-    return [{"type": "human"}] * humans + [{"type": "bot", "level": "random"}]
+def seats(humans: int, game: str) -> list[dict]:
+    """`humans` human seats (as many as the game seats), then bots: the game's fewest seats,
+    two at least when it allows two or more."""
+    counts = games()[game].catalogue()["seats"]
+    count = min((count for count in counts if count >= 2), default=max(counts))
+    humans = min(humans, count)
+    return [{"type": "human"}] * humans + [{"type": "bot", "level": "random"}] * (count - humans)
 
 
 def assert_names_seed(answer, path: str = "seed") -> None:
@@ -31,7 +36,7 @@ def test_a_seed_over_128_characters_is_a_422_naming_it_everywhere(client, game):
     state = client.post(f"/v1/games/{game}/new", json={"seed": LONGEST}).get_json()["state"]
     assert_names_seed(client.post(f"/v1/games/{game}/hint", json={"state": state, "seed": LONG}))
     for humans in (1, 2):
-        session = {"game": game, "seats": seats(humans), "seed": LONG}
+        session = {"game": game, "seats": seats(humans, game), "seed": LONG}
         assert_names_seed(client.post("/v1/sessions", json=session))
     # A state's seed is bounded alike (it is what later deals derive from).
     too_long = {**state, "seed": LONG}
@@ -42,7 +47,7 @@ def test_a_seed_over_128_characters_is_a_422_naming_it_everywhere(client, game):
 @pytest.mark.parametrize("game", games())
 def test_a_seed_of_128_characters_is_taken(client, game):
     assert client.post(f"/v1/games/{game}/new", json={"seed": LONGEST}).status_code == 200
-    session = {"game": game, "seats": seats(1), "seed": LONGEST}
+    session = {"game": game, "seats": seats(1, game), "seed": LONGEST}
     assert client.post("/v1/sessions", json=session).status_code == 201
 
 

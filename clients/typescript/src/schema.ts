@@ -141,8 +141,9 @@ export interface paths {
         /**
          * The move a computer player advises for the seat to move.
          * @description The bot `level` (default expert) decides from that seat's view only; every legal move
-         *     it weighed comes back with its estimated value. The same state, level and seed give
-         *     the same hint.
+         *     it weighed comes back with its estimated value (where the moves are too many to list,
+         *     the few the game offers its bots there). The same state, level and seed give the
+         *     same hint.
          */
         post: operations["hintBankMove"];
         delete?: never;
@@ -271,8 +272,9 @@ export interface paths {
         /**
          * The move a computer player advises for the seat to move.
          * @description The bot `level` (default expert) decides from that seat's view only; every legal move
-         *     it weighed comes back with its estimated value. The same state, level and seed give
-         *     the same hint.
+         *     it weighed comes back with its estimated value (where the moves are too many to list,
+         *     the few the game offers its bots there). The same state, level and seed give the
+         *     same hint.
          */
         post: operations["hintBasraMove"];
         delete?: never;
@@ -1158,7 +1160,7 @@ export interface components {
             /** @description the token's seat; null for a spectator token */
             seat: number | null;
             view: components["schemas"]["BankView"];
-            /** @description the seat's legal moves when it is its turn, else [] */
+            /** @description the seat's legal moves when it is its turn, else []; [] too when the game refuses to list them for their number (as POST …/legal-moves answers `too-large`): the seat moves all the same, naming a move its rules allow */
             moves: components["schemas"]["BankLegalMove"][];
             /** @description game.score: each side's breakdown of the round or deal as it stands (public: what the captured piles and finishes already earn) */
             score: components["schemas"]["BankSideScore"][];
@@ -1193,7 +1195,7 @@ export interface components {
             /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
             epoch: number;
             view: components["schemas"]["BankView"];
-            /** @description the seat's legal moves when it is its turn, else [] */
+            /** @description the seat's legal moves when it is its turn, else []; [] too when the game refuses to list them for their number (as POST …/legal-moves answers `too-large`): the seat moves all the same, naming a move its rules allow */
             moves: components["schemas"]["BankLegalMove"][];
             /** @description game.score: each side's breakdown of the round or deal as it stands (public: what the captured piles and finishes already earn) */
             score: components["schemas"]["BankSideScore"][];
@@ -1669,7 +1671,7 @@ export interface components {
             /** @description the token's seat; null for a spectator token */
             seat: number | null;
             view: components["schemas"]["BasraView"];
-            /** @description the seat's legal moves when it is its turn, else [] */
+            /** @description the seat's legal moves when it is its turn, else []; [] too when the game refuses to list them for their number (as POST …/legal-moves answers `too-large`): the seat moves all the same, naming a move its rules allow */
             moves: components["schemas"]["BasraLegalMove"][];
             /** @description game.score: each side's breakdown of the round or deal as it stands (public: what the captured piles and finishes already earn) */
             score: components["schemas"]["BasraSideScore"][];
@@ -1704,7 +1706,7 @@ export interface components {
             /** @description grows when the session's store came back from a crash or a failover and may have lost its latest moves (versions may have gone back, and stored Idempotency-Key answers with them): read the session again */
             epoch: number;
             view: components["schemas"]["BasraView"];
-            /** @description the seat's legal moves when it is its turn, else [] */
+            /** @description the seat's legal moves when it is its turn, else []; [] too when the game refuses to list them for their number (as POST …/legal-moves answers `too-large`): the seat moves all the same, naming a move its rules allow */
             moves: components["schemas"]["BasraLegalMove"][];
             /** @description game.score: each side's breakdown of the round or deal as it stands (public: what the captured piles and finishes already earn) */
             score: components["schemas"]["BasraSideScore"][];

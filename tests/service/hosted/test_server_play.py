@@ -12,7 +12,9 @@ import pytest
 import requests
 
 from service.errors import Unprocessable
+from service.hosted import commit
 from service.hosted.commit import SERVER_MOVES_PER_STEP
+from service.hosted.records import load
 from service.hosted.sessions import Sessions
 from tests.gunicorn_server import gunicorn
 from tests.service.hosted.core_client import bearer
@@ -217,3 +219,34 @@ def test_on_gunicorn_expert_bots_do_not_starve_the_worker(served):
     slowest = probe.stop()
     assert answers == [201] * 12
     assert probe.failures == 0 and slowest < 2.0, slowest
+
+
+def test_a_reader_that_loses_a_step_of_server_play_to_another_answers_what_it_wrote(
+    sessions, clock, monkeypatch
+):
+    """A long run of server play (an absent seat and a bot, a step of one move here) is
+    resumed by the timer scanner while readers read: a reader that found the next step due
+    and lost the commit to the scanner computed the step after it, lost again, and after
+    five a GET was a 503; it now answers the session as the winning commit left it."""
+    monkeypatch.setattr(commit, "SERVER_MOVES_PER_STEP", 1)
+    seats = [{"type": "human"}, {"type": "bot", "level": "random"}]
+    created = sessions.create(
+        {"game": "basra", "rules": {"preset": "levantine"}, "seats": seats, "seed": "race",
+         "turn_seconds": 10, "absent_after": 1, "spectators": 1},
+        None,
+    )  # fmt: skip
+    session_id = created["id"]
+    watcher = f"Bearer {created['spectators'][0]['token']}"
+    clock.now += 10
+    sessions.timers.fire_due()  # seat 0 times out: absent, the server plays on step by step
+    fire_on = sessions.timers.fire_on
+    calls = []
+
+    def raced(record):
+        calls.append(record.version)
+        fire_on(load(sessions.store, record.id))  # the scanner commits this step first
+        return fire_on(record)
+
+    monkeypatch.setattr(sessions.timers, "fire_on", raced)
+    seen = sessions.read(session_id, watcher)
+    assert len(calls) == 1 and seen["version"] > calls[0]
