@@ -175,7 +175,7 @@ class Hub:
         self.store = store
         self.max_waiters = max_waiters
         self.max_per_token = max_per_token
-        self.max_per_address = max_waiters if max_per_address is None else max_per_address
+        self.max_per_address = max_per_address  # None: no cap of its own
         self.lock = threading.Lock()
         self._followed: dict[str, Followed] = {}
         self._holders: dict[str, int] = {}  # token digest -> its readers waiting here
@@ -219,6 +219,8 @@ class Hub:
 
     def _admit_address(self, address: str) -> None:
         """A place for a reader from the client `address` in this process, else a 429."""
+        if self.max_per_address is None:
+            return
         with self.lock:
             if self._addresses.get(address, 0) >= self.max_per_address:
                 raise Busy(
@@ -229,6 +231,8 @@ class Hub:
             self._addresses[address] = self._addresses.get(address, 0) + 1
 
     def _leave_address(self, address: str) -> None:
+        if self.max_per_address is None:
+            return
         with self.lock:
             self._addresses[address] -= 1
             if not self._addresses[address]:
