@@ -10,6 +10,7 @@ answer seen is 503 with Retry-After (never the 409 of a grown epoch), and every 
 still at epoch 0. Run with -s to read each test's figures."""
 
 import time
+from collections.abc import Callable
 
 import pytest
 import requests
@@ -315,7 +316,6 @@ def test_a_turn_timer_acknowledged_on_a_cluster_fires_after_its_schedule_fails_o
     timer never fired with nobody reading. Now the plan waits for the replica as the
     commit does: a 503 while it cannot, and every acknowledged timer fires."""
     schedule = cluster.master_of(RedisSchedule.KEY)
-    (replica,) = [node for node in cluster.nodes if replica_of(node, schedule)]
     with gunicorn(tmp_path / "gunicorn.log", ready="/readyz", **SERVICE, REDIS_URL=cluster.url,
                   REDIS_CLUSTER="true", REDIS_TIMEOUT_SECONDS="0.5") as served:  # fmt: skip
 
@@ -324,17 +324,7 @@ def test_a_turn_timer_acknowledged_on_a_cluster_fires_after_its_schedule_fails_o
                 "game": "basra", "seats": [{"type": "human"}] * 2, "turn_seconds": 1,
             })  # fmt: skip
 
-        replica.pause()  # cut off from its master: the writes there stop reaching it
-        with schedule.client() as admin:
-            admin.client_kill_filter(_type="slave")
-        answers = [create() for _ in range(6)]
-        assert {answer.status_code for answer in answers} <= {201, 503}
-        schedule.kill()
-        replica.resume()
-        cluster.wait_for_failover(schedule)
-        schedule.start()  # back as a replica of the master that took over: WAIT is met
-        cluster.wait_until_replicated()
-        answers.append(past_503s(create))
+        answers = created_across_a_failover(cluster, schedule, create)
         acknowledged = [answer.json()["id"] for answer in answers if answer.status_code == 201]
         # Nobody reads them: only the schedule makes their timers fire.
         time.sleep(4)
@@ -355,7 +345,6 @@ def test_a_session_acknowledged_on_a_cluster_stays_listed_after_its_owners_list_
     key = new_key()
     owner = "acme"
     listed = cluster.master_of(owner_key(owner))
-    (replica,) = [node for node in cluster.nodes if replica_of(node, listed)]
     headers = {"Authorization": f"Bearer {key}"}
     with gunicorn(tmp_path / "gunicorn.log", ready="/readyz", **SERVICE, REDIS_URL=cluster.url,
                   REDIS_CLUSTER="true", REDIS_TIMEOUT_SECONDS="0.5",
@@ -370,22 +359,33 @@ def test_a_session_acknowledged_on_a_cluster_stays_listed_after_its_owners_list_
             return requests.get(f"{served.url}/v1/sessions", params={"limit": 100},
                                 headers=headers, timeout=10)  # fmt: skip
 
-        replica.pause()  # cut off from its master: the writes there stop reaching it
-        with listed.client() as admin:
-            admin.client_kill_filter(_type="slave")
-        answers = [create() for _ in range(6)]
-        assert {answer.status_code for answer in answers} <= {201, 503}
-        listed.kill()
-        replica.resume()
-        cluster.wait_for_failover(listed)
-        listed.start()  # back as a replica of the master that took over: WAIT is met
-        cluster.wait_until_replicated()
-        answers.append(past_503s(create))
+        answers = created_across_a_failover(cluster, listed, create)
         acknowledged = {answer.json()["id"] for answer in answers if answer.status_code == 201}
         assert acknowledged
         listed_now = past_503s(listing)
         assert listed_now.status_code == 200, listed_now.text
         assert acknowledged <= {entry["id"] for entry in listed_now.json()["sessions"]}
+
+
+def created_across_a_failover(
+    cluster: RedisCluster, master: RedisServer, create: Callable[[], requests.Response]
+) -> list[requests.Response]:
+    """Creations while `master`'s replica is cut off (each a 201 only once the replica has
+    what it wrote, else a 503), then `master` killed and replaced by that replica, then one
+    more creation past the 503s of the switch: every answer."""
+    (replica,) = [node for node in cluster.nodes if replica_of(node, master)]
+    replica.pause()  # cut off from its master: the writes there stop reaching it
+    with master.client() as admin:
+        admin.client_kill_filter(_type="slave")
+    answers = [create() for _ in range(6)]
+    assert {answer.status_code for answer in answers} <= {201, 503}
+    master.kill()
+    replica.resume()
+    cluster.wait_for_failover(master)
+    master.start()  # back as a replica of the master that took over: WAIT is met
+    cluster.wait_until_replicated()
+    answers.append(past_503s(create))
+    return answers
 
 
 def replica_of(node: RedisServer, master: RedisServer) -> bool:
