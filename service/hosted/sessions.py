@@ -11,7 +11,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -551,16 +551,18 @@ class Sessions:
         self.store.close()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MoveCall:
-    """A move request as the route hands it over (its body read only when asked for)."""
+    """A move request as the route hands it over (its body read only when asked for), and
+    whether it has paid for its session's expert bots (a move retried on the session as
+    stored pays once)."""
 
     session_id: str
     authorization: str | None
     read_body: Callable[[], object]
     key: str | None
     charge: Callable[[int], None] | None = None
-    paid: list[bool] = field(default_factory=list)
+    paid: bool = False
 
     def pay(self, record: Record) -> None:
         """Charge the client once for the expert bots of `record` (each may search before
@@ -568,7 +570,7 @@ class MoveCall:
         experts = sum(seat.level == "expert" for seat in record.seats)
         if self.charge is not None and experts and not self.paid:
             self.charge(experts)
-            self.paid.append(True)
+            self.paid = True
 
 
 def read_version(body: object) -> int:
