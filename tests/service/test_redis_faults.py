@@ -195,8 +195,11 @@ def test_a_redis_busy_in_debug_sleep_is_a_503(tmp_path):
 
 
 def test_an_outage_is_one_line_when_it_starts_and_one_when_it_ends_per_loop(
-    redis_server, redis_url, caplog
+    redis_server, redis_url, caplog, monkeypatch
 ):
+    # A short lease: the webhook loop says an outage ended only once two of its leases
+    # passed without a failure, and the default's 20 s left this wait almost no margin.
+    monkeypatch.setattr(Deliveries, "lease", property(lambda _: 1.0))
     app = create_app({"REDIS_URL": redis_url, "REDIS_TIMEOUT_SECONDS": 0.3})
     hosted = app.extensions["sessions"]
     caplog.set_level(logging.INFO, logger="service")
