@@ -3,8 +3,9 @@ admission, their wake-ups and the events they are handed.
 
 A reader waits on an in-process condition, never on a Redis connection of its own. What
 wakes it is the facts of a commit of this process (which carry the new versions' events),
-or with Redis one pattern subscription per process on the sessions' `changed` channels, on
-which the commit script publishes the new version. The new versions' events are then read
+or with Redis one subscription per process to the `changed` channels of the sessions its
+readers follow, on which the commit script publishes the new version. The new versions'
+events are then read
 from the store once, by the first reader to wake, and handed to every reader of that
 session in this process: a commit costs one read here whatever the number of readers.
 
@@ -201,18 +202,24 @@ class Hub:
             self.started()
             with self.lock:
                 followed = self._followed.get(session_id)
+                first = followed is None
                 if followed is None:
                     followed = self._followed[session_id] = Followed(threading.Condition(self.lock))
                 followed.watchers += 1
                 followed.learn(record.version, record.live.due_at)
                 watch = Watch(self, session_id, followed, followed.generation)
+            if first:
+                self.tune(session_id)
             try:
                 yield watch
             finally:
                 with self.lock:
                     followed.watchers -= 1
-                    if not followed.watchers:
+                    last = not followed.watchers
+                    if last:
                         del self._followed[session_id]
+                if last:
+                    self.tune(session_id)
         finally:
             self._leave(holder, reader)
             self._leave_address(address)
@@ -299,8 +306,19 @@ class Hub:
         """What changed is unknown: every reader reads its session again."""
         with self.lock:
             for followed in self._followed.values():
-                followed.first, followed.batches = None, []
-                self._wake(followed)
+                self._unknown(followed)
+
+    def changed_unheard(self, session_id: str) -> None:
+        """What changed in the session until now is unknown: its readers read it again."""
+        with self.lock:
+            followed = self._followed.get(session_id)
+            if followed is not None:
+                self._unknown(followed)
+
+    @classmethod
+    def _unknown(cls, followed: Followed) -> None:
+        followed.first, followed.batches = None, []
+        cls._wake(followed)
 
     @staticmethod
     def _wake(followed: Followed) -> None:
@@ -315,6 +333,9 @@ class Hub:
     def started(self) -> None:
         """Ready to deliver wake-ups (nothing to start in-process)."""
 
+    def tune(self, session_id: str) -> None:
+        """Whether this process follows the session changed (nothing to do in-process)."""
+
     def drain(self) -> None:
         """The worker is stopping: wake every reader; a long poll then answers what it has
         and a stream closes (its client resumes on a live worker with Last-Event-ID)."""
@@ -327,9 +348,12 @@ class Hub:
 
 
 class RedisHub(Hub):
-    """Wake-ups from Redis too: one connection per process subscribed to every session's
-    `changed` channel by pattern; a listener thread (a greenlet under gevent) turns each
-    message into `announced` or `ended` for this process's readers of that session."""
+    """Wake-ups from Redis too: one connection per process, subscribed to the `changed`
+    channel of each session this process's readers follow, for as long as they do; a
+    listener thread (a greenlet under gevent) turns each message into `announced` or
+    `ended` for those readers. Only those: a subscription to every session's channel cost
+    every worker a wake-up, a read and a parse on every commit of any worker, readers or
+    none (docs/benchmarks.md)."""
 
     RECONNECT_SECONDS = 0.5
     # The subscription is pinged this often, and taken for dead when nothing (not even the
@@ -351,14 +375,22 @@ class RedisHub(Hub):
         max_waiters: int,
         max_per_token: int,
         subscriber: Callable[[], Any],
-        pattern: str,
+        channel_of: Callable[[str], str],
         session_of: Callable[[str], str | None],
         max_per_address: int | None = None,
     ) -> None:
+        """`channel_of` names a session's `changed` channel, `session_of` the session of
+        such a name (None for any other name)."""
         super().__init__(store, max_waiters, max_per_token, max_per_address)
         self.subscriber = subscriber
-        self.pattern = pattern
+        self.channel_of = channel_of
         self.session_of = session_of
+        # This process's own channel, on which nobody publishes: the connection is in
+        # subscribed mode from the start, and its confirmation says the listener hears.
+        self.own_channel = f"cards:{{hub}}:{PROCESS}"
+        self._pubsub: Any = None  # the listener's subscription, None while it has none
+        self._channels: set[str] = set()  # sessions subscribed to on it
+        self._tuning = threading.Lock()  # one subscription change at a time, in order
         self._listener: threading.Thread | None = None
         self._subscribed = threading.Event()
         self._stopping = threading.Event()
@@ -425,12 +457,39 @@ class RedisHub(Hub):
         self._stopping.set()
         super().close()
 
+    def tune(self, session_id: str) -> None:
+        """Subscribe to the session's channel while this process follows it, unsubscribe
+        when it no longer does. Each call does what the session's state then asks, under
+        one lock, so that a reader leaving and another arriving end subscribed, in any
+        order. A commit before the subscription holds is heard by nobody here: its
+        confirmation makes the session's readers read it again (_relay)."""
+        with self._tuning:
+            with self.lock:
+                wanted = session_id in self._followed
+            pubsub = self._pubsub
+            if pubsub is None or wanted == (session_id in self._channels):
+                return  # no subscription: the listener's next one takes every followed
+            try:
+                if wanted:
+                    pubsub.subscribe(self.channel_of(session_id))
+                    self._channels.add(session_id)
+                else:
+                    pubsub.unsubscribe(self.channel_of(session_id))
+                    self._channels.discard(session_id)
+            except UNREACHABLE:
+                pass  # the listener finds the connection lost, and subscribes anew
+
     def _listen(self) -> None:
         while not self._stopping.is_set():
             client = self.subscriber()
             try:
                 with client.pubsub(ignore_subscribe_messages=False) as pubsub:
-                    pubsub.psubscribe(self.pattern)
+                    with self._tuning:
+                        with self.lock:
+                            followed = set(self._followed)
+                        channels = [self.channel_of(session_id) for session_id in followed]
+                        pubsub.subscribe(self.own_channel, *channels)
+                        self._pubsub, self._channels = pubsub, followed
                     self._relay(pubsub)
             except UNREACHABLE as error:
                 self.outage.failed(error)
@@ -438,6 +497,8 @@ class RedisHub(Hub):
                 # process's readers would then only ever wake at the end of their waits
                 log.exception("live hub: the listener failed; it subscribes again")
             finally:
+                with self._tuning:
+                    self._pubsub, self._channels = None, set()
                 self._subscribed.clear()
                 client.close()
             # Whatever was published while unsubscribed is unknown: every reader looks again.
@@ -459,14 +520,20 @@ class RedisHub(Hub):
                     pinged = now
                 continue
             heard = now
-            if message["type"] == "psubscribe":
+            if message["type"] not in ("subscribe", "message"):
+                continue
+            channel = text(message["channel"])
+            if message["type"] == "subscribe" and channel == self.own_channel:
                 self.outage.succeeded()
                 self._subscribed.set()
                 self.changed_everywhere()
-            elif message["type"] == "pmessage":
-                session_id = self.session_of(text(message["channel"]))
-                if session_id is None:
-                    continue
+                continue
+            session_id = self.session_of(channel)
+            if session_id is None:
+                continue
+            if message["type"] == "subscribe":
+                self.changed_unheard(session_id)
+            else:
                 version, _, deadline = text(message["data"]).partition(" ")
                 if version.isdigit():
                     self.announced(session_id, int(version), float(deadline) if deadline else None)

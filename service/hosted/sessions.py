@@ -78,7 +78,7 @@ from service.store import (
     StoreUnavailable,
     open_store,
 )
-from service.store.redis_store import CHANGED_PATTERN, session_of_channel
+from service.store.redis_store import channel, session_of_channel
 
 log = logging.getLogger("service.sessions")
 OPEN = Integrators()  # no keys: creation is open
@@ -673,7 +673,7 @@ def open_sessions(config: Mapping[str, Any], clock=time.time) -> Sessions:
     per_address = None if per_address is None else int(per_address)
     if isinstance(store, RedisStore):
         subscriber = store.subscriber
-        hub: Hub = RedisHub(store, *caps, subscriber, CHANGED_PATTERN, session_of_channel,
+        hub: Hub = RedisHub(store, *caps, subscriber, channel, session_of_channel,
                             max_per_address=per_address)  # fmt: skip
         schedule: Schedule = store.schedule(RedisSchedule.KEY)
     else:

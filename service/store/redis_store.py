@@ -387,11 +387,8 @@ def kept_keys(session_id: str) -> list[str]:
 
 
 def channel(session_id: str) -> str:
+    """The session's `changed` channel, on which its commits are announced."""
     return f"cards:{{{session_id}}}:changed"
-
-
-# Every session's channel, for one subscription per process (service.hosted.hub.RedisHub).
-CHANGED_PATTERN = "cards:{*}:changed"
 
 
 def session_of_channel(name: str) -> str | None:

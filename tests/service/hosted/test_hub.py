@@ -9,7 +9,8 @@ import pytest
 import requests
 
 from service.hosted.problems import Busy
-from tests.service.hosted.core_client import counted
+from service.store.redis_store import channel
+from tests.service.hosted.core_client import begin, counted, play
 from tests.service.live_client import Stream
 from tests.service.sessions_client import Seat
 
@@ -176,7 +177,9 @@ def test_the_listener_outlives_an_error_of_its_own_and_subscribes_again(
     hub.started()
     assert hub._subscribed.wait(5)
     client = redis_server.client()
-    client.publish("cards:{x}:changed", "1 ")  # read badly: the listener subscribes again
+    # On the one channel the listener hears with no reader waiting: read badly, and the
+    # listener subscribes again.
+    client.publish(hub.own_channel, "1 ")
     deadline = time.monotonic() + 10
     while not any("listener failed" in r.getMessage() for r in caplog.records):
         assert time.monotonic() < deadline, "the listener never read the message"
@@ -186,3 +189,58 @@ def test_the_listener_outlives_an_error_of_its_own_and_subscribes_again(
     while not hub._subscribed.is_set() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert hub._subscribed.is_set() and hub._listener.is_alive()
+
+
+def subscribers(redis_server, session_id: str) -> int:
+    """How many connections are subscribed to the session's `changed` channel."""
+    with redis_server.client() as client:
+        ((_, count),) = client.pubsub_numsub(channel(session_id))
+    return count
+
+
+def polling(sessions, session_id: str, token: str) -> tuple[threading.Thread, list]:
+    """A long poll from version 0, in the background, once it waits."""
+    answers: list = []
+    poll = threading.Thread(target=lambda: answers.append(sessions.events(session_id, token, 0)))
+    poll.start()
+    deadline = time.monotonic() + 10
+    while not sessions.hub.waiting():
+        assert time.monotonic() < deadline, "the long poll never waited"
+        time.sleep(0.02)
+    return poll, answers
+
+
+@pytest.mark.parametrize("store_kind", ["redis"])
+def test_a_process_hears_only_of_the_sessions_its_readers_follow(redis_server, open_hosted):
+    """Each commit is announced on its session's channel, and a process subscribes to it
+    only while a reader of its own waits on that session: with every channel subscribed,
+    every commit of any worker woke every worker, readers or none."""
+    mover, reader = open_hosted(), open_hosted(LONG_POLL_SECONDS=30.0)
+    session_id, (zero, one) = begin(mover)
+    reader.hub.started()
+    assert subscribers(redis_server, session_id) == 0
+    poll, answers = polling(reader, session_id, one)
+    assert subscribers(redis_server, session_id) == 1
+    play(mover, session_id, zero)  # another process's commit: heard on the channel
+    poll.join(15)
+    assert not poll.is_alive() and answers[0]  # woken by the announcement, with its events
+    assert subscribers(redis_server, session_id) == 0  # its last reader left
+
+
+@pytest.mark.parametrize("store_kind", ["redis"])
+def test_a_commit_before_the_subscription_holds_reaches_the_waiting_reader(
+    redis_server, open_hosted
+):
+    """A reader reads its session, then waits; a commit announced after that read but
+    before its process's subscription holds is heard by nobody there. The subscription's
+    confirmation makes the session's readers read it again, so the reader still has it."""
+    mover, reader = open_hosted(), open_hosted(LONG_POLL_SECONDS=30.0, STREAM_PING_SECONDS=30.0)
+    session_id, (zero, one) = begin(mover)
+    tune, held = reader.hub.tune, []
+    reader.hub.tune = held.append  # the subscription is sent late, by the test
+    poll, answers = polling(reader, session_id, one)
+    assert held == [session_id] and subscribers(redis_server, session_id) == 0
+    play(mover, session_id, zero)  # announced to nobody
+    tune(session_id)
+    poll.join(15)
+    assert not poll.is_alive() and answers[0]
