@@ -202,21 +202,33 @@ return redis.call('HGETALL', KEYS[1])
 # the session), notice, durable, meta (creation only), the commit's time, the record's
 # final head ('' unless the match ends), record ttl ms, how many batches, how many record
 # entries, outbox ttl ms, the outbox's plan (ms, '' for none: planned by the script when
-# the schedule is a key of its own, i.e. not on a cluster), the session id, then the
-# batches, the record entries and the outbox messages. Returns {outcome, version,
-# epoch[, answer]}, and when applied, how many messages the outbox held before and 1 when
-# the script planned the session. An outbox that held messages is planned already (by the
+# the schedule is a key of its own, i.e. not on a cluster), the session id, the commit's
+# nonce, then the batches, the record entries and the outbox messages. Returns {outcome,
+# version, epoch[, answer]}, and when applied, how many messages the outbox held before and
+# 1 when the script planned the session. An outbox that held messages is planned already (by the
 # commit that wrote its first, or by its deliverer's settle): its plan stays, and the
 # deliverer of those finds these after them (its settle answers them).
+# The session's `applied` keeps its latest commit's nonce and those two numbers: the same
+# commit run again (redis-py's retry on a fresh connection when the first one dropped before
+# its reply came) is answered as its first run was, not as a stale version of itself. Only
+# looked up when the compare-and-set fails.
 COMMIT = (
     EPOCH
     + EXTEND
     + NOW
     + """
 local version = redis.call('HGET', KEYS[1], 'version')
+local function again(epoch)
+  local nonce, waiting, claimed =
+    string.match(redis.call('HGET', KEYS[1], 'applied') or '', '^(%S+) (%d+) (%d+)$')
+  if nonce == ARGV[23] then
+    return {'applied', tonumber(version), epoch, tonumber(waiting), tonumber(claimed)}
+  end
+end
 if ARGV[10] ~= '' then
   if version then
-    return {'stale', tonumber(version), tonumber(redis.call('HGET', KEYS[1], 'epoch'))}
+    local epoch = tonumber(redis.call('HGET', KEYS[1], 'epoch'))
+    return again(epoch) or {'stale', tonumber(version), epoch}
   end
   redis.call('HSET', KEYS[1], 'game', ARGV[10], 'seats', ARGV[11], 'version', ARGV[1],
              'epoch', 0, 'incarnation', incarnation(), 'lineage', (lineage()),
@@ -227,24 +239,23 @@ if not version then return {'gone', 0, 0} end
 local epoch = same_incarnation(KEYS[1], ARGV[13])
 if ARGV[5] ~= '' then
   local earlier = redis.call('HGET', KEYS[3], ARGV[5])
-  if earlier then return {'replay', tonumber(version), epoch, earlier} end
+  if earlier then return again(epoch) or {'replay', tonumber(version), epoch, earlier} end
 end
 if version ~= ARGV[1] or epoch ~= tonumber(ARGV[9]) then
-  return {'stale', tonumber(version), epoch}
+  return again(epoch) or {'stale', tonumber(version), epoch}
 end
 if ARGV[7] ~= '' and (redis.call('HGET', KEYS[1], 'live') or '{}') ~= ARGV[7] then
-  return {'stale', tonumber(version), epoch}
+  return again(epoch) or {'stale', tonumber(version), epoch}
 end
 local batches, entries = tonumber(ARGV[18]), tonumber(ARGV[19])
 version = tonumber(version) + batches
-redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2], 'updated_at', ARGV[15])
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
-for i = 23, 22 + batches do redis.call('RPUSH', KEYS[2], ARGV[i]) end
-for i = 23 + batches, 22 + batches + entries do redis.call('RPUSH', KEYS[4], ARGV[i]) end
+for i = 24, 23 + batches do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 24 + batches, 23 + batches + entries do redis.call('RPUSH', KEYS[4], ARGV[i]) end
 local waiting = redis.call('LLEN', KEYS[5])
 local claimed = 0
-for i = 23 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
-if 23 + batches + entries <= #ARGV then
+for i = 24 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
+if 24 + batches + entries <= #ARGV then
   redis.call('PEXPIRE', KEYS[5], ARGV[20])
   if KEYS[6] and ARGV[21] ~= '' then
     if waiting == 0 then
@@ -255,6 +266,8 @@ if 23 + batches + entries <= #ARGV then
     end
   end
 end
+redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2], 'updated_at', ARGV[15],
+           'applied', ARGV[23] .. ' ' .. waiting .. ' ' .. claimed)
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 if ARGV[16] ~= '' then
@@ -923,6 +936,7 @@ class RedisStore(SessionStore):
             ms(max(self.ttl, self.outbox_ttl)),
             "" if change.plan is None else ms(change.plan),
             session_id,
+            change.nonce,
             *change.batches,
             *change.record,
             *change.messages,
