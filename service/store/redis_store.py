@@ -3,7 +3,8 @@
 Key layout (one hash tag per session, so all its keys live on one Redis Cluster slot):
 
     cards:{<id>}:session        hash: game, version, state (JSON), seats (JSON, token hashes),
-                                epoch, incarnation (run id of the Redis that last touched it)
+                                epoch, incarnation (run id of the Redis that last touched it),
+                                applied (the latest commit's nonce and answer: COMMIT)
     cards:{<id>}:events         list: item i holds the JSON events of version i + 1
     cards:{<id>}:answers        hash: Idempotency-Key digest -> stored answer of a move
     cards:{<id>}:changed        pub/sub channel: "<version> <notice>" per commit, "deleted"
@@ -17,6 +18,8 @@ Key layout (one hash tag per session, so all its keys live on one Redis Cluster 
                                 in the session's `ended` as Redis's ms)
     cards:{<id>}:outbox         list: the webhook messages not yet delivered or given up, in
                                 version order (service.hosted.deliveries delivers them)
+    cards:{<id>}:deleted        string: the nonce of the delete that ended the session, for a
+                                minute (DELETE)
     cards:{owner:<name>}:sessions  sorted set: an integrator's session ids by creation time
                                 (ms); ids of sessions that are gone are dropped as listed
     cards:{webhooks}:due        sorted set: session ids by when their outbox is due (ms),
@@ -68,6 +71,7 @@ from service.store.base import (
     SessionStore,
     Settle,
     StoreUnavailable,
+    new_nonce,
 )
 
 # A hung Redis (paused, swapping, a network partition) turns a request into a 503 after one
@@ -281,14 +285,20 @@ return {'applied', version, epoch, waiting, claimed}
 """
 )
 
-# KEYS: session, events, answers, record. ARGV: channel. Returns how many keys it deleted.
+# KEYS: session, events, answers, record, the delete's mark. ARGV: channel, the delete's
+# nonce, how long the mark is kept (ms). Returns how many keys it deleted.
 # A finished match's record stays until RECORD_TTL_SECONDS after the end (the session's
 # `ended`, in Redis's ms), no longer: while the session lived, its reads kept the record at
 # least as long as itself, which may be longer. A script rather than a MULTI: Redis Cluster
-# clients refuse PUBLISH inside a pipeline.
+# clients refuse PUBLISH inside a pipeline. The mark keeps the nonce a while: the same delete
+# run again (redis-py's retry after its reply was lost) answers 1 as its first run did, not
+# "no such session", and leaves a finished match's record as that run did.
 DELETE = (
     NOW
     + """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.call('GET', KEYS[5]) == ARGV[2] and 1 or 0
+end
 local kept_until = tonumber(redis.call('HGET', KEYS[1], 'ended'))
 if not kept_until then
   redis.call('DEL', KEYS[4])
@@ -297,6 +307,7 @@ elseif kept_until > 1 then  -- 1: ended before the end's time was kept; spared a
   if left > 0 then redis.call('PEXPIRE', KEYS[4], left) else redis.call('DEL', KEYS[4]) end
 end
 local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('SET', KEYS[5], ARGV[2], 'PX', ARGV[3])
 redis.call('PUBLISH', ARGV[1], 'deleted')
 return deleted
 """
@@ -397,6 +408,14 @@ def outbox_key(session_id: str) -> str:
 def kept_keys(session_id: str) -> list[str]:
     """The session's keys and its match record's."""
     return [*session_keys(session_id), record_key(session_id)]
+
+
+def deleted_key(session_id: str) -> str:
+    return f"cards:{{{session_id}}}:deleted"
+
+
+# How long a delete's mark is kept: far longer than the client's retry of it takes.
+DELETED_MS = 60_000
 
 
 def channel(session_id: str) -> str:
@@ -984,7 +1003,8 @@ class RedisStore(SessionStore):
         return None if batches is None else list(batches)
 
     def delete(self, session_id: str) -> bool:
-        deleted = self._run(self._delete, kept_keys(session_id), [channel(session_id)])
+        keys = [*kept_keys(session_id), deleted_key(session_id)]
+        deleted = self._run(self._delete, keys, [channel(session_id), new_nonce(), DELETED_MS])
         return bool(deleted)
 
     def exists(self, session_id: str) -> bool:

@@ -10,12 +10,13 @@ import orjson
 import pytest
 
 from service import create_app
-from service.store import redis_store
-from service.store.redis_store import COMMIT
+from service.store import Change, NewSession, RedisStore, redis_store
+from service.store.redis_store import COMMIT, DELETE
 from tests.redis_proxy import RedisProxy, proxy_to
 from tests.redis_server import free_port
 
 COMMIT_SHA = hashlib.sha1(COMMIT.encode()).hexdigest()  # the script's id in Redis
+DELETE_SHA = hashlib.sha1(DELETE.encode()).hexdigest()
 WITH_BOT = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
 
 
@@ -53,10 +54,10 @@ def client(through_proxy):
     app.extensions["sessions"].close()
 
 
-def lose_the_next_commit_reply(through_proxy) -> list[RedisProxy]:
+def lose_the_next_commit_reply(through_proxy, script: str = COMMIT_SHA) -> list[RedisProxy]:
     _, proxies = through_proxy
     for proxy in proxies:
-        proxy.arm(COMMIT_SHA)
+        proxy.arm(script)
     return proxies
 
 
@@ -127,3 +128,29 @@ def test_a_spectator_whose_reply_was_lost_is_added_once(client, through_proxy):
     assert answer.status_code == 201
     store = client.application.extensions["sessions"].store
     assert len(orjson.loads(store.load(created["id"]).live)["spectators"]) == 1
+
+
+def test_a_delete_whose_reply_was_lost_answers_204(client, through_proxy):
+    created, other = create(client), create(client)
+    client.delete(f"/v1/sessions/{other['id']}", headers=headers(other))  # loads the script
+    proxies = lose_the_next_commit_reply(through_proxy, DELETE_SHA)
+    answer = client.delete(f"/v1/sessions/{created['id']}", headers=headers(created))
+    assert dropped(proxies) == 1
+    assert answer.status_code == 204
+    assert client.get(f"/v1/sessions/{created['id']}", headers=headers(created)).status_code == 404
+
+
+def test_a_finished_match_keeps_its_record_through_a_delete_whose_reply_was_lost(through_proxy):
+    """The retry finds no session: it must not take the record for one that never ended."""
+    settings, _ = through_proxy
+    store = RedisStore(settings["REDIS_URL"], 60, cluster=bool(settings.get("REDIS_CLUSTER")))
+    ended = Change(0, "{}", (), new=NewSession("basra", "[]"), record=('{"head": 1}',),
+                   ended='{"head": "final"}')  # fmt: skip
+    for session_id in ("other", "ended"):
+        store.commit(session_id, ended)
+    store.delete("other")  # loads the script
+    proxies = lose_the_next_commit_reply(through_proxy, DELETE_SHA)
+    assert store.delete("ended")
+    assert dropped(proxies) == 1
+    assert store.record("ended") == ['{"head": "final"}']
+    store.close()
