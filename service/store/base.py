@@ -239,9 +239,10 @@ class SessionStore(ABC):
     @abstractmethod
     def remember_creation(self, key: str, hold: str, seconds: float) -> str | None:
         """Keep `hold` (a creation's claim on its idempotency key, HOLD and more) under the
-        key for `seconds` unless something is there already: None when it was kept, else
-        what is there, another's hold or an answer (an answer's TTL refreshed to the
-        session TTL, as every access of a session refreshes its own)."""
+        key for `seconds` unless something is there already: None when it was kept (by this
+        call, or by its first run when it is sent again), else what is there, another's
+        hold or an answer (an answer's TTL refreshed to the session TTL, as every access of
+        a session refreshes its own)."""
 
     @abstractmethod
     def settle_creation(self, key: str, hold: str, answer: str | None) -> None:

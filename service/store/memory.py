@@ -118,7 +118,7 @@ class MemoryStore(SessionStore):
         with self._lock:
             earlier = self._creations.get(key)
             now = time.monotonic()
-            if earlier is not None and earlier[1] > now:
+            if earlier is not None and earlier[1] > now and earlier[0] != hold:
                 if not earlier[0].startswith(HOLD):
                     self._creations[key] = (earlier[0], self._deadline())
                 return earlier[0]

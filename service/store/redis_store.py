@@ -337,10 +337,13 @@ PLAN = "return redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])"
 
 # KEYS: a creation's key. ARGV: hold, hold ms, ttl ms. Returns false when the hold is kept
 # now, else what the key holds: another creation's hold, or an answer (its TTL refreshed,
-# as every access of the store does).
+# as every access of the store does). A hold is one creation's own (it holds a new token):
+# found there, it was kept by this very call, run before its reply was lost and run again
+# by redis-py's retry, which must not answer the creation that it is in progress.
 REMEMBER = """
 if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return false end
 local earlier = redis.call('GET', KEYS[1])
+if earlier == ARGV[1] then return false end
 if string.sub(earlier, 1, #ARGV[4]) ~= ARGV[4] then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return earlier
 """

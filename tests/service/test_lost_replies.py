@@ -11,12 +11,13 @@ import pytest
 
 from service import create_app
 from service.store import Change, NewSession, RedisStore, redis_store
-from service.store.redis_store import COMMIT, DELETE
+from service.store.redis_store import COMMIT, DELETE, REMEMBER
 from tests.redis_proxy import RedisProxy, proxy_to
 from tests.redis_server import free_port
 
 COMMIT_SHA = hashlib.sha1(COMMIT.encode()).hexdigest()  # the script's id in Redis
 DELETE_SHA = hashlib.sha1(DELETE.encode()).hexdigest()
+REMEMBER_SHA = hashlib.sha1(REMEMBER.encode()).hexdigest()
 WITH_BOT = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
 
 
@@ -65,9 +66,10 @@ def dropped(proxies: list[RedisProxy]) -> int:
     return sum(proxy.dropped for proxy in proxies)
 
 
-def create(client) -> dict:
+def create(client, key: str | None = None) -> dict:
     hook = {"url": f"http://127.0.0.1:{free_port()}/hook"}
-    answer = client.post("/v1/sessions", json={"game": "basra", "seats": WITH_BOT, "webhook": hook})
+    body = {"game": "basra", "seats": WITH_BOT, "webhook": hook}
+    answer = client.post("/v1/sessions", json=body, headers={"Idempotency-Key": key} if key else {})
     assert answer.status_code == 201
     return answer.get_json()
 
@@ -118,6 +120,17 @@ def test_a_creation_whose_reply_was_lost_is_created_once(client, through_proxy, 
     version, batches, messages = written(client, created["id"])
     assert version == created["version"] and len(batches) == version
     assert len(messages) == len(set(messages)) == 1  # session.turn, once
+
+
+def test_a_creation_whose_key_claim_lost_its_reply_is_not_in_progress(client, through_proxy):
+    """With an Idempotency-Key the creation first claims the key: that claim's reply lost,
+    its retry finds the claim, which is its own."""
+    create(client, key="first")  # loads the script
+    proxies = lose_the_next_commit_reply(through_proxy, REMEMBER_SHA)
+    created = create(client, key="second")  # 201, not 409 idempotency-key-in-use
+    assert dropped(proxies) == 1
+    url = f"/v1/sessions/{created['id']}"
+    assert client.get(url, headers=headers(created)).status_code == 200
 
 
 def test_a_spectator_whose_reply_was_lost_is_added_once(client, through_proxy):

@@ -157,6 +157,8 @@ def test_delete_ends_the_session(store):
 
 def test_a_creation_key_is_held_once_then_answers(store):
     assert store.remember_creation("k", "hold:a", 30) is None
+    # The same hold again (its reply was lost, the retry sends it again): kept, by itself.
+    assert store.remember_creation("k", "hold:a", 30) is None
     assert store.remember_creation("k", "hold:b", 30) == "hold:a"
     store.settle_creation("k", "hold:b", '{"other": 1}')  # not its hold: nothing
     assert store.remember_creation("k", "hold:c", 30) == "hold:a"
