@@ -321,10 +321,15 @@ return redis.call('HGET', KEYS[3], ARGV[1])
 """
 
 # KEYS: a token's readers. ARGV: now ms, lease ms, most, reader. Drops the readers whose
-# lease lapsed (their process died), then admits this one if fewer than `most` wait.
+# lease lapsed (their process died), then admits this one if fewer than `most` wait. A
+# reader found there already was admitted by this very call, run before its reply was lost
+# and run again by redis-py's retry: still admitted, not refused for its own place.
 ADMIT = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3])
+   and not redis.call('ZSCORE', KEYS[1], ARGV[4]) then
+  return 0
+end
 redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1

@@ -1,7 +1,8 @@
 """A write whose reply a dropped connection lost: Redis ran it, the client saw the
 connection go, and redis-py's one retry sent it again on a fresh connection. On a real
-Redis and a real Redis Cluster, through a proxy that loses one chosen reply: each is
-answered as though the reply had come, and written once (no 409 for a client's own move)."""
+Redis and a real Redis Cluster, through a proxy that loses one chosen reply: each write (a
+commit, a delete, a creation's key claim, a reader's admission) is answered as though the
+reply had come, and written once (no 409 for a client's own move)."""
 
 import hashlib
 import logging
@@ -11,13 +12,14 @@ import pytest
 
 from service import create_app
 from service.store import Change, NewSession, RedisStore, redis_store
-from service.store.redis_store import COMMIT, DELETE, REMEMBER
+from service.store.redis_store import ADMIT, COMMIT, DELETE, REMEMBER
 from tests.redis_proxy import RedisProxy, proxy_to
 from tests.redis_server import free_port
 
 COMMIT_SHA = hashlib.sha1(COMMIT.encode()).hexdigest()  # the script's id in Redis
 DELETE_SHA = hashlib.sha1(DELETE.encode()).hexdigest()
 REMEMBER_SHA = hashlib.sha1(REMEMBER.encode()).hexdigest()
+ADMIT_SHA = hashlib.sha1(ADMIT.encode()).hexdigest()
 WITH_BOT = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
 
 
@@ -55,7 +57,8 @@ def client(through_proxy):
     app.extensions["sessions"].close()
 
 
-def lose_the_next_commit_reply(through_proxy, script: str = COMMIT_SHA) -> list[RedisProxy]:
+def lose_the_next_reply(through_proxy, script: str = COMMIT_SHA) -> list[RedisProxy]:
+    """Arm every proxy: Redis runs the next call of `script` (its SHA), its reply is lost."""
     _, proxies = through_proxy
     for proxy in proxies:
         proxy.arm(script)
@@ -92,7 +95,7 @@ def test_a_move_whose_reply_was_lost_answers_200_and_is_written_once(client, thr
     view = client.get(url, headers=headers(created)).get_json()
     _, _, messages_before = written(client, created["id"])
 
-    proxies = lose_the_next_commit_reply(through_proxy)
+    proxies = lose_the_next_reply(through_proxy)
     body = {"move": view["moves"][0], "version": view["version"]}
     answer = client.post(f"{url}/moves", json=body, headers=headers(created))
 
@@ -108,7 +111,7 @@ def test_a_move_whose_reply_was_lost_answers_200_and_is_written_once(client, thr
 
 def test_a_creation_whose_reply_was_lost_is_created_once(client, through_proxy, caplog):
     create(client)  # loads the script
-    proxies = lose_the_next_commit_reply(through_proxy)
+    proxies = lose_the_next_reply(through_proxy)
     with caplog.at_level(logging.INFO, logger="service.sessions"):
         created = create(client)
     assert dropped(proxies) == 1
@@ -126,7 +129,7 @@ def test_a_creation_whose_key_claim_lost_its_reply_is_not_in_progress(client, th
     """With an Idempotency-Key the creation first claims the key: that claim's reply lost,
     its retry finds the claim, which is its own."""
     create(client, key="first")  # loads the script
-    proxies = lose_the_next_commit_reply(through_proxy, REMEMBER_SHA)
+    proxies = lose_the_next_reply(through_proxy, REMEMBER_SHA)
     created = create(client, key="second")  # 201, not 409 idempotency-key-in-use
     assert dropped(proxies) == 1
     url = f"/v1/sessions/{created['id']}"
@@ -135,7 +138,7 @@ def test_a_creation_whose_key_claim_lost_its_reply_is_not_in_progress(client, th
 
 def test_a_spectator_whose_reply_was_lost_is_added_once(client, through_proxy):
     created = create(client)
-    proxies = lose_the_next_commit_reply(through_proxy)
+    proxies = lose_the_next_reply(through_proxy)
     answer = client.post(f"/v1/sessions/{created['id']}/spectators", headers=headers(created))
     assert dropped(proxies) == 1
     assert answer.status_code == 201
@@ -146,7 +149,7 @@ def test_a_spectator_whose_reply_was_lost_is_added_once(client, through_proxy):
 def test_a_delete_whose_reply_was_lost_answers_204(client, through_proxy):
     created, other = create(client), create(client)
     client.delete(f"/v1/sessions/{other['id']}", headers=headers(other))  # loads the script
-    proxies = lose_the_next_commit_reply(through_proxy, DELETE_SHA)
+    proxies = lose_the_next_reply(through_proxy, DELETE_SHA)
     answer = client.delete(f"/v1/sessions/{created['id']}", headers=headers(created))
     assert dropped(proxies) == 1
     assert answer.status_code == 204
@@ -162,8 +165,20 @@ def test_a_finished_match_keeps_its_record_through_a_delete_whose_reply_was_lost
     for session_id in ("other", "ended"):
         store.commit(session_id, ended)
     store.delete("other")  # loads the script
-    proxies = lose_the_next_commit_reply(through_proxy, DELETE_SHA)
+    proxies = lose_the_next_reply(through_proxy, DELETE_SHA)
     assert store.delete("ended")
     assert dropped(proxies) == 1
     assert store.record("ended") == ['{"head": "final"}']
+    store.close()
+
+
+def test_a_reader_whose_admission_lost_its_reply_is_admitted(through_proxy):
+    """Its retry finds it counted already, in the token's last place: its own."""
+    settings, _ = through_proxy
+    store = RedisStore(settings["REDIS_URL"], 60, cluster=bool(settings.get("REDIS_CLUSTER")))
+    assert store.admit_reader("other", "loader", 1, 10.0)  # loads the script
+    proxies = lose_the_next_reply(through_proxy, ADMIT_SHA)
+    assert store.admit_reader("holder", "reader", 1, 10.0)
+    assert dropped(proxies) == 1
+    assert not store.admit_reader("holder", "another", 1, 10.0)  # the place is taken, once
     store.close()
