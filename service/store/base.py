@@ -8,6 +8,9 @@ seats with their token hashes) and knows nothing of the rules. What it guarantee
   of several commits expecting the same version exactly one is applied; it appends that
   move's events, keeps the idempotent answer and refreshes the idle TTL in the same atomic
   step, then announces the new version to other processes (Redis: on the session's channel).
+* a commit sent again after it was applied (its answer lost with a dropped connection, and
+  the client library's retry sent it once more) is answered as its first run was: each
+  change carries a nonce, kept with the session's latest commit.
 * every read or write of a session refreshes its idle TTL; an expired session is gone.
 * a backend that cannot be reached raises StoreUnavailable, never its own errors.
 
@@ -17,10 +20,11 @@ text, so neither can a metric.
 """
 
 import functools
+import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -101,6 +105,12 @@ class NewSession:
     created_at: float = 0.0
 
 
+def new_nonce() -> str:
+    """A commit's nonce: 64 random bits from the OS (forked workers never draw alike), in
+    hex (no space: the Redis store keeps it space-separated from the first answer)."""
+    return os.urandom(8).hex()
+
+
 @dataclass(frozen=True, slots=True)
 class Change:
     """One atomic step: the state after it and one event batch per version it adds."""
@@ -131,6 +141,10 @@ class Change:
     # the session is planned already because its outbox held messages: see Commit.claimed).
     messages: tuple[str, ...] = ()
     plan: float | None = None
+    # This change's own, drawn when it is made (a change made anew, for a new attempt, draws
+    # another): while it is the session's latest commit, the same change sent again is
+    # answered APPLIED as it was the first time, not STALE on its own write.
+    nonce: str = field(default_factory=new_nonce)
 
 
 def gone_or_ok(result: object) -> str:
@@ -225,9 +239,10 @@ class SessionStore(ABC):
     @abstractmethod
     def remember_creation(self, key: str, hold: str, seconds: float) -> str | None:
         """Keep `hold` (a creation's claim on its idempotency key, HOLD and more) under the
-        key for `seconds` unless something is there already: None when it was kept, else
-        what is there, another's hold or an answer (an answer's TTL refreshed to the
-        session TTL, as every access of a session refreshes its own)."""
+        key for `seconds` unless something is there already: None when it was kept (by this
+        call, or by its first run when it is sent again), else what is there, another's
+        hold or an answer (an answer's TTL refreshed to the session TTL, as every access of
+        a session refreshes its own)."""
 
     @abstractmethod
     def settle_creation(self, key: str, hold: str, answer: str | None) -> None:

@@ -32,6 +32,16 @@ class Record:
     batches: list[str] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
     history: list[str] = field(default_factory=list)  # the match record's items
+    # The latest commit's nonce and what it answered: the same change committed again is
+    # answered so (as the Redis store answers a commit its client's retry sent twice).
+    applied: Commit | None = None
+    nonce: str = ""
+
+
+def again(record: Record, change: Change) -> Commit | None:
+    """The first answer to `change` when it is the session's latest commit already (it is
+    committed again), else None."""
+    return record.applied if record.nonce == change.nonce else None
 
 
 class MemoryStore(SessionStore):
@@ -60,17 +70,20 @@ class MemoryStore(SessionStore):
             record = self._live(session_id)
             if change.new is not None:
                 if record is not None:
-                    return Commit(Outcome.STALE, record.session.version, None, record.session.epoch)
+                    session = record.session
+                    stale = Commit(Outcome.STALE, session.version, None, session.epoch)
+                    return again(record, change) or stale
                 record = self._opened(session_id, change)
             if record is None:
                 return Commit(Outcome.GONE)
             session = record.session
             version, epoch = session.version, session.epoch
             if change.key is not None and change.key in record.answers:
-                return Commit(Outcome.REPLAY, version, record.answers[change.key], epoch)
+                replay = Commit(Outcome.REPLAY, version, record.answers[change.key], epoch)
+                return again(record, change) or replay
             live_changed = change.expected_live not in (None, session.live)
             if version != change.expected_version or change.expected_epoch != epoch or live_changed:
-                return Commit(Outcome.STALE, version, None, epoch)
+                return again(record, change) or Commit(Outcome.STALE, version, None, epoch)
             version += len(change.batches)
             live = session.live if change.live is None else change.live
             record.session = replace(
@@ -92,7 +105,9 @@ class MemoryStore(SessionStore):
                 self._finished[session_id] = (record.history, time.monotonic() + self.record_ttl)
             if change.key is not None and change.answer is not None:
                 record.answers[change.key] = change.answer
-            return Commit(Outcome.APPLIED, version, None, epoch, heads, claimed)
+            record.applied = Commit(Outcome.APPLIED, version, None, epoch, heads, claimed)
+            record.nonce = change.nonce
+            return record.applied
 
     def answer(self, session_id: str, key: str) -> str | None:
         with self._lock:
@@ -103,7 +118,7 @@ class MemoryStore(SessionStore):
         with self._lock:
             earlier = self._creations.get(key)
             now = time.monotonic()
-            if earlier is not None and earlier[1] > now:
+            if earlier is not None and earlier[1] > now and earlier[0] != hold:
                 if not earlier[0].startswith(HOLD):
                     self._creations[key] = (earlier[0], self._deadline())
                 return earlier[0]

@@ -3,7 +3,8 @@
 Key layout (one hash tag per session, so all its keys live on one Redis Cluster slot):
 
     cards:{<id>}:session        hash: game, version, state (JSON), seats (JSON, token hashes),
-                                epoch, incarnation (run id of the Redis that last touched it)
+                                epoch, incarnation (run id of the Redis that last touched it),
+                                applied (the latest commit's nonce and answer: COMMIT)
     cards:{<id>}:events         list: item i holds the JSON events of version i + 1
     cards:{<id>}:answers        hash: Idempotency-Key digest -> stored answer of a move
     cards:{<id>}:changed        pub/sub channel: "<version> <notice>" per commit, "deleted"
@@ -17,6 +18,8 @@ Key layout (one hash tag per session, so all its keys live on one Redis Cluster 
                                 in the session's `ended` as Redis's ms)
     cards:{<id>}:outbox         list: the webhook messages not yet delivered or given up, in
                                 version order (service.hosted.deliveries delivers them)
+    cards:{<id>}:deleted        string: the nonce of the delete that ended the session, for a
+                                minute (DELETE)
     cards:{owner:<name>}:sessions  sorted set: an integrator's session ids by creation time
                                 (ms); ids of sessions that are gone are dropped as listed
     cards:{webhooks}:due        sorted set: session ids by when their outbox is due (ms),
@@ -68,6 +71,7 @@ from service.store.base import (
     SessionStore,
     Settle,
     StoreUnavailable,
+    new_nonce,
 )
 
 # A hung Redis (paused, swapping, a network partition) turns a request into a 503 after one
@@ -202,21 +206,33 @@ return redis.call('HGETALL', KEYS[1])
 # the session), notice, durable, meta (creation only), the commit's time, the record's
 # final head ('' unless the match ends), record ttl ms, how many batches, how many record
 # entries, outbox ttl ms, the outbox's plan (ms, '' for none: planned by the script when
-# the schedule is a key of its own, i.e. not on a cluster), the session id, then the
-# batches, the record entries and the outbox messages. Returns {outcome, version,
-# epoch[, answer]}, and when applied, how many messages the outbox held before and 1 when
-# the script planned the session. An outbox that held messages is planned already (by the
+# the schedule is a key of its own, i.e. not on a cluster), the session id, the commit's
+# nonce, then the batches, the record entries and the outbox messages. Returns {outcome,
+# version, epoch[, answer]}, and when applied, how many messages the outbox held before and
+# 1 when the script planned the session. An outbox that held messages is planned already (by the
 # commit that wrote its first, or by its deliverer's settle): its plan stays, and the
 # deliverer of those finds these after them (its settle answers them).
+# The session's `applied` keeps its latest commit's nonce and those two numbers: the same
+# commit run again (redis-py's retry on a fresh connection when the first one dropped before
+# its reply came) is answered as its first run was, not as a stale version of itself. Only
+# looked up when the compare-and-set fails.
 COMMIT = (
     EPOCH
     + EXTEND
     + NOW
     + """
 local version = redis.call('HGET', KEYS[1], 'version')
+local function again(epoch)
+  local nonce, waiting, claimed =
+    string.match(redis.call('HGET', KEYS[1], 'applied') or '', '^(%S+) (%d+) (%d+)$')
+  if nonce == ARGV[23] then
+    return {'applied', tonumber(version), epoch, tonumber(waiting), tonumber(claimed)}
+  end
+end
 if ARGV[10] ~= '' then
   if version then
-    return {'stale', tonumber(version), tonumber(redis.call('HGET', KEYS[1], 'epoch'))}
+    local epoch = tonumber(redis.call('HGET', KEYS[1], 'epoch'))
+    return again(epoch) or {'stale', tonumber(version), epoch}
   end
   redis.call('HSET', KEYS[1], 'game', ARGV[10], 'seats', ARGV[11], 'version', ARGV[1],
              'epoch', 0, 'incarnation', incarnation(), 'lineage', (lineage()),
@@ -227,24 +243,23 @@ if not version then return {'gone', 0, 0} end
 local epoch = same_incarnation(KEYS[1], ARGV[13])
 if ARGV[5] ~= '' then
   local earlier = redis.call('HGET', KEYS[3], ARGV[5])
-  if earlier then return {'replay', tonumber(version), epoch, earlier} end
+  if earlier then return again(epoch) or {'replay', tonumber(version), epoch, earlier} end
 end
 if version ~= ARGV[1] or epoch ~= tonumber(ARGV[9]) then
-  return {'stale', tonumber(version), epoch}
+  return again(epoch) or {'stale', tonumber(version), epoch}
 end
 if ARGV[7] ~= '' and (redis.call('HGET', KEYS[1], 'live') or '{}') ~= ARGV[7] then
-  return {'stale', tonumber(version), epoch}
+  return again(epoch) or {'stale', tonumber(version), epoch}
 end
 local batches, entries = tonumber(ARGV[18]), tonumber(ARGV[19])
 version = tonumber(version) + batches
-redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2], 'updated_at', ARGV[15])
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
-for i = 23, 22 + batches do redis.call('RPUSH', KEYS[2], ARGV[i]) end
-for i = 23 + batches, 22 + batches + entries do redis.call('RPUSH', KEYS[4], ARGV[i]) end
+for i = 24, 23 + batches do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+for i = 24 + batches, 23 + batches + entries do redis.call('RPUSH', KEYS[4], ARGV[i]) end
 local waiting = redis.call('LLEN', KEYS[5])
 local claimed = 0
-for i = 23 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
-if 23 + batches + entries <= #ARGV then
+for i = 24 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
+if 24 + batches + entries <= #ARGV then
   redis.call('PEXPIRE', KEYS[5], ARGV[20])
   if KEYS[6] and ARGV[21] ~= '' then
     if waiting == 0 then
@@ -255,6 +270,8 @@ if 23 + batches + entries <= #ARGV then
     end
   end
 end
+redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2], 'updated_at', ARGV[15],
+           'applied', ARGV[23] .. ' ' .. waiting .. ' ' .. claimed)
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 if ARGV[16] ~= '' then
@@ -268,14 +285,20 @@ return {'applied', version, epoch, waiting, claimed}
 """
 )
 
-# KEYS: session, events, answers, record. ARGV: channel. Returns how many keys it deleted.
+# KEYS: session, events, answers, record, the delete's mark. ARGV: channel, the delete's
+# nonce, how long the mark is kept (ms). Returns how many keys it deleted.
 # A finished match's record stays until RECORD_TTL_SECONDS after the end (the session's
 # `ended`, in Redis's ms), no longer: while the session lived, its reads kept the record at
 # least as long as itself, which may be longer. A script rather than a MULTI: Redis Cluster
-# clients refuse PUBLISH inside a pipeline.
+# clients refuse PUBLISH inside a pipeline. The mark keeps the nonce a while: the same delete
+# run again (redis-py's retry after its reply was lost) answers 1 as its first run did, not
+# "no such session", and leaves a finished match's record as that run did.
 DELETE = (
     NOW
     + """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.call('GET', KEYS[5]) == ARGV[2] and 1 or 0
+end
 local kept_until = tonumber(redis.call('HGET', KEYS[1], 'ended'))
 if not kept_until then
   redis.call('DEL', KEYS[4])
@@ -284,6 +307,7 @@ elseif kept_until > 1 then  -- 1: ended before the end's time was kept; spared a
   if left > 0 then redis.call('PEXPIRE', KEYS[4], left) else redis.call('DEL', KEYS[4]) end
 end
 local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('SET', KEYS[5], ARGV[2], 'PX', ARGV[3])
 redis.call('PUBLISH', ARGV[1], 'deleted')
 return deleted
 """
@@ -297,10 +321,15 @@ return redis.call('HGET', KEYS[3], ARGV[1])
 """
 
 # KEYS: a token's readers. ARGV: now ms, lease ms, most, reader. Drops the readers whose
-# lease lapsed (their process died), then admits this one if fewer than `most` wait.
+# lease lapsed (their process died), then admits this one if fewer than `most` wait. A
+# reader found there already was admitted by this very call, run before its reply was lost
+# and run again by redis-py's retry: still admitted, not refused for its own place.
 ADMIT = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3])
+   and not redis.call('ZSCORE', KEYS[1], ARGV[4]) then
+  return 0
+end
 redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[2]), ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
@@ -313,10 +342,13 @@ PLAN = "return redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])"
 
 # KEYS: a creation's key. ARGV: hold, hold ms, ttl ms. Returns false when the hold is kept
 # now, else what the key holds: another creation's hold, or an answer (its TTL refreshed,
-# as every access of the store does).
+# as every access of the store does). A hold is one creation's own (it holds a new token):
+# found there, it was kept by this very call, run before its reply was lost and run again
+# by redis-py's retry, which must not answer the creation that it is in progress.
 REMEMBER = """
 if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return false end
 local earlier = redis.call('GET', KEYS[1])
+if earlier == ARGV[1] then return false end
 if string.sub(earlier, 1, #ARGV[4]) ~= ARGV[4] then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return earlier
 """
@@ -384,6 +416,14 @@ def outbox_key(session_id: str) -> str:
 def kept_keys(session_id: str) -> list[str]:
     """The session's keys and its match record's."""
     return [*session_keys(session_id), record_key(session_id)]
+
+
+def deleted_key(session_id: str) -> str:
+    return f"cards:{{{session_id}}}:deleted"
+
+
+# How long a delete's mark is kept: far longer than the client's retry of it takes.
+DELETED_MS = 60_000
 
 
 def channel(session_id: str) -> str:
@@ -920,6 +960,7 @@ class RedisStore(SessionStore):
             ms(max(self.ttl, self.outbox_ttl)),
             "" if change.plan is None else ms(change.plan),
             session_id,
+            change.nonce,
             *change.batches,
             *change.record,
             *change.messages,
@@ -967,7 +1008,8 @@ class RedisStore(SessionStore):
         return None if batches is None else list(batches)
 
     def delete(self, session_id: str) -> bool:
-        deleted = self._run(self._delete, kept_keys(session_id), [channel(session_id)])
+        keys = [*kept_keys(session_id), deleted_key(session_id)]
+        deleted = self._run(self._delete, keys, [channel(session_id), new_nonce(), DELETED_MS])
         return bool(deleted)
 
     def exists(self, session_id: str) -> bool:

@@ -157,6 +157,8 @@ def test_delete_ends_the_session(store):
 
 def test_a_creation_key_is_held_once_then_answers(store):
     assert store.remember_creation("k", "hold:a", 30) is None
+    # The same hold again (its reply was lost, the retry sends it again): kept, by itself.
+    assert store.remember_creation("k", "hold:a", 30) is None
     assert store.remember_creation("k", "hold:b", 30) == "hold:a"
     store.settle_creation("k", "hold:b", '{"other": 1}')  # not its hold: nothing
     assert store.remember_creation("k", "hold:c", 30) == "hold:a"
@@ -299,6 +301,25 @@ def test_the_live_record_is_written_with_a_commit_and_compared_when_named(store)
     loaded = store.load("s1")
     assert (loaded.version, loaded.state, loaded.live) == (1, '{"n": 1}', '{"a": 2}')
     assert store.events("s1", 0) == ['[{"e": 1}]']
+
+
+def test_a_commit_sent_again_is_answered_as_its_first_run_and_written_once(store):
+    """What a client's retry does when a commit's reply was lost (a dropped connection):
+    the same change again. A creation, a move with a key and webhook messages, and a live
+    change each answer as the first time while they are the session's latest commit."""
+    opening = Change(0, '{"n": 0}', (), live='{"a": 1}', new=NewSession("basra", "[]"))
+    assert store.commit("s1", opening) == store.commit("s1", opening) == Commit(Outcome.APPLIED)
+    moved = replace(change(0, '["a"]', key="k", answer="A"), messages=('{"m": 1}',), plan=1000.0)
+    first = store.commit("s1", moved)
+    assert first.outcome is Outcome.APPLIED and first.heads_outbox and first.claimed
+    assert store.commit("s1", moved) == first
+    live = Change(1, '{"n": 1}', (), expected_live='{"a": 1}', live='{"a": 2}')
+    assert store.commit("s1", live) == store.commit("s1", live) == Commit(Outcome.APPLIED, 1)
+    assert store.events("s1", 0) == ['["a"]'] and store.outbox("s1") == ['{"m": 1}']
+    # Once another commit came after it, a change is refused as any other on its version.
+    assert store.commit("s1", moved) == Commit(Outcome.REPLAY, 1, "A")
+    assert store.commit("s1", change(1, '["b"]')).outcome is Outcome.APPLIED
+    assert store.commit("s1", live) == Commit(Outcome.STALE, 2)
 
 
 def test_exists_looks_without_keeping_an_idle_session_alive(kind, url):
