@@ -440,10 +440,13 @@ class Sessions:
         gone: Gone | None,
         address: str = "",
     ) -> Follow:
-        record, seat, _ = self.seated(session_id, authorization)
+        record, seat, owner = self.seated(session_id, authorization)
         polling = until is not None
         every = self.long_poll_seconds if polling else self.ping_seconds
-        holder = digest(bearer_token(authorization))
+        token = bearer_token(authorization)
+        # A key follows each session of its integrator as that session's spectator would:
+        # its readers are capped per session, not across every match the backend runs.
+        holder = digest(f"{session_id}:{token}" if owner else token)
         start = record.version if after is None else after
         gauge = (metrics.LONG_POLLS if polling else metrics.STREAMS) if self.metrics else None
         # Either looks whether the session expired at least every ping_seconds.

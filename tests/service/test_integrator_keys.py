@@ -7,6 +7,7 @@ import sys
 import pytest
 import requests
 
+from service.errors import Problem
 from service.hosted.tokens import digest
 from service.keys import Integrators, new_key
 from tests.service.sessions_client import create
@@ -98,6 +99,23 @@ def test_the_owner_follows_as_a_spectator_and_ends_the_session(base):
     assert events.json() == as_spectator.json()
     assert requests.delete(url, headers=bearer(ACME), timeout=30).status_code == 204
     assert requests.get(url, headers=bearer(ACME), timeout=30).status_code == 404
+
+
+def test_a_key_follows_each_of_its_sessions_with_a_cap_of_its_own(open_hosted, store_kind):
+    """A backend follows all its matches with its key: its streams and long polls are capped
+    per session (MAX_WAITERS_PER_TOKEN), as each session's spectator token would be, not
+    across every session the integrator owns."""
+    sessions = open_hosted(MAX_WAITERS_PER_TOKEN=1)
+    key = f"Bearer {ACME}"
+    ids = [sessions.create({"game": "basra", "seats": HUMANS}, None, key)["id"] for _ in range(3)]
+    streams = [sessions.stream(session_id, key, None) for session_id in ids]
+    try:
+        with pytest.raises(Problem) as refused:
+            sessions.stream(ids[0], key, None)
+        assert refused.value.status == 429
+    finally:
+        for stream in streams:
+            stream.close()
 
 
 def listing(base: str, key: str = ACME, **params) -> requests.Response:
