@@ -231,14 +231,16 @@ class Sessions:
 
     def read(self, session_id: str, authorization: str | None) -> dict[str, Any]:
         """The session as the token's seat or spectator sees it; as its owner's key reads
-        it: the spectator's answer with the seats and the owner."""
+        it: the spectator's answer with the seats and the owner. Every reader sees the
+        webhook's url and events (never its secret): without API_KEYS a session has no
+        owner, and its seats are the only ones who read it after its creation."""
         record, seat, owner = self.seated(session_id, authorization)
         answer = seat_answer(record, seat, self.clock())
+        hook = Webhook.read(record.meta.webhook)
+        if hook is not None:
+            answer["webhook"] = hook.shown()
         if owner:
             answer.update(seats=seats_of(record), owner=record.meta.owner)
-            hook = Webhook.read(record.meta.webhook)
-            if hook is not None:
-                answer["webhook"] = hook.shown()
         return answer
 
     def listing(

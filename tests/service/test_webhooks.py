@@ -302,19 +302,28 @@ def test_an_empty_list_of_events_reads_as_left_out(sessions, hook):
     assert create(sessions, hook.url, events=[])["webhook"]["events"] == list(EVENTS)
 
 
-def test_the_owner_sees_the_webhook_without_its_secret(open_hosted, hook):
+def test_later_reads_show_the_webhook_without_its_secret(open_hosted, hook):
+    """The owner's, a seat's and a spectator's: without API_KEYS a session has no owner,
+    and later answers show the webhook all the same. The owner reads what a spectator
+    reads, with the seats and the owner only."""
     from service.hosted.tokens import digest
     from service.keys import new_key
 
     key = new_key()
     sessions = open_hosted(API_KEYS=f"acme:{digest(key)}")
-    body = {"game": "basra", "seats": [{"type": "human"}, {"type": "human"}],
-            "webhook": {"url": hook.url}}  # fmt: skip
+    body = {"game": "basra", "seats": [{"type": "human"}, {"type": "human"}], "spectators": 1,
+            "webhook": {"url": hook.url, "events": ["session.match_end"]}}  # fmt: skip
     created = sessions.create(body, None, bearer(key))
+    shown = {"url": hook.url, "events": ["session.match_end"]}
     owned = sessions.read(created["id"], bearer(key))
-    assert owned["webhook"] == {"url": hook.url, "events": list(EVENTS)}
+    spectator = sessions.read(created["id"], bearer(created["spectators"][0]["token"]))
+    assert owned["webhook"] == spectator["webhook"] == shown
+    assert {k: v for k, v in owned.items() if k not in ("seats", "owner")} == spectator
     seat = sessions.read(created["id"], bearer(created["seats"][0]["token"]))
-    assert "webhook" not in seat
+    assert seat["webhook"] == shown
+    unowned = open_hosted()  # creation open (no API_KEYS): its sessions have no owner
+    made = unowned.create(body, None)
+    assert unowned.read(made["id"], bearer(made["seats"][1]["token"]))["webhook"] == shown
 
 
 @pytest.mark.parametrize(
