@@ -5,6 +5,7 @@ address rule for other ranges is judged as a unit, without traffic)."""
 
 import base64
 import itertools
+import random
 import socket
 import ssl
 import subprocess
@@ -34,6 +35,7 @@ from service.hosted.sessions import open_sessions
 from service.hosted.webhooks import EVENTS
 from service.store import Settle
 from tests.redis_server import RedisServer
+from tests.service import core_matches
 from tests.service.webhook_receiver import receiver
 
 SHORT = {"preset": "levantine", "target_score": 1}
@@ -114,6 +116,73 @@ def test_every_message_of_a_match_is_signed_in_version_order_and_says_nothing_hi
     assert created["seats"][0]["token"].encode() not in text
     assert b'"hand' not in text and b'"stock' not in text
     assert all(kept.headers["content-type"] == "application/json" for kept in hook.received)
+
+
+def expected_messages(record: dict, humans: set[int], absent_after: int) -> list[tuple]:
+    """The messages a finished match's record says its commits caused, in order: for each
+    version, a timeout for a move the server played for a seat (absent once it is the
+    seat's `absent_after`-th in a row since it last moved itself), then a turn when the
+    next move is a human seat's (the same seat again too); the end last."""
+    moves, said, run = record["moves"], [], dict.fromkeys(humans, 0)
+    by_version = {entry["version"]: entry for entry in moves}
+    for version in range(moves[-1]["version"] + 1):
+        entry = by_version.get(version)
+        if entry is not None and entry["by"] == "timeout":
+            run[entry["seat"]] += 1
+            said.append(("session.timeout", version, entry["seat"],
+                         run[entry["seat"]] >= absent_after))  # fmt: skip
+        elif entry is not None and entry["by"] == "human":
+            run[entry["seat"]] = 0
+        following = by_version.get(version + 1)
+        if following is not None and following["seat"] in humans:
+            said.append(("session.turn", version, following["seat"]))
+    return [*said, ("session.match_end", moves[-1]["version"], record["seed"],
+                    record["commitment"], record["outcome"]["winners"],
+                    record["outcome"]["scores"])]  # fmt: skip
+
+
+def said(message: dict) -> tuple:
+    data = message["data"]
+    if message["type"] == "session.timeout":
+        return (message["type"], data["version"], data["seat"], data["absent"])
+    if message["type"] == "session.turn":
+        return (message["type"], data["version"], data["seat"])
+    return (message["type"], data["version"], data["seed"], data["commitment"],
+            data["winners"], data["scores"])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("game", "seats"), [("bank", (None, None)), ("bank", (None, "greedy", None)),
+                        ("basra", (None, None, None, None))],
+)  # fmt: skip
+def test_timeouts_say_if_the_seat_is_absent_and_a_seat_that_moves_again_is_told_again(
+    sessions, clock, hook, game, seats
+):
+    """A whole match whose humans let their time run out now and then: its messages are
+    exactly what its record says happened, version by version (a Bank draw leaves the same
+    seat to move: its turn is told again)."""
+    match = core_matches.play_out(
+        sessions, game, "timed", random.Random(7), seats, clock=clock, lapse=0.4,
+        turn_seconds=30, absent_after=2, webhook={"url": hook.url},
+    )  # fmt: skip
+    record = sessions.match_record(match["id"], bearer(match["tokens"][0]))
+    drain(sessions, clock)
+    messages = hook.verified(match["webhook"]["secret"])
+    humans = set(match["tokens"])
+    assert [said(message) for message in messages] == expected_messages(record, humans, 2)
+    timeouts = [m["data"] for m in messages if m["type"] == "session.timeout"]
+    assert {data["absent"] for data in timeouts} == {False, True}
+    assert all(set(data) == {"session_id", "game", "version", "seat", "absent"}
+               for data in timeouts)  # fmt: skip
+    deadlines = [m["data"]["deadline"] for m in messages if m["type"] == "session.turn"]
+    assert any(deadline is not None for deadline in deadlines)
+    if game == "bank":  # a draw by a human, the same seat to move after it
+        versions = {entry["version"]: entry for entry in record["moves"]}
+        assert any(
+            entry["move"]["type"] == "draw" and entry["seat"] in humans
+            and versions.get(entry["version"] + 1, {}).get("seat") == entry["seat"]
+            for entry in record["moves"]
+        )  # fmt: skip
 
 
 def test_a_retried_creation_announces_one_session_to_its_webhook(sessions, clock, hook):
