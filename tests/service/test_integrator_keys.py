@@ -3,6 +3,7 @@ sessions; over real HTTP on the in-process store, a real Redis and a real Redis 
 
 import subprocess
 import sys
+import time
 
 import pytest
 import requests
@@ -153,15 +154,77 @@ def test_the_list_filters_by_status_and_drops_ended_sessions(base):
     assert listing(base, status="match_over").json() == {"sessions": [], "next": None}
 
 
-@pytest.mark.parametrize(
-    ("params", "field"),
-    [({"limit": 0}, "limit"), ({"limit": 101}, "limit"), ({"status": "x"}, "status"),
-     ({"cursor": "nope"}, "query.cursor"), ({"cursor": "².nope"}, "query.cursor")],
-)  # fmt: skip
-def test_bad_list_queries_name_their_field(base, params, field):
-    refused = listing(base, **params)
-    assert refused.status_code == 422
-    assert field in str(refused.json())
+def test_list_queries_are_read_within_their_bounds_and_a_bad_one_names_its_field(base):
+    created(base)
+    for limit in (1, 100):
+        assert len(listing(base, limit=limit).json()["sessions"]) == 1
+    for params, field in [
+        ({"limit": 0}, "query.limit"), ({"limit": 101}, "query.limit"),
+        ({"limit": "ten"}, "query.limit"), ({"limit": "1.5"}, "query.limit"),
+        ({"limit": ""}, "query.limit"), ({"status": "x"}, "query.status"),
+        ({"cursor": "nope"}, "query.cursor"), ({"cursor": "².nope"}, "query.cursor"),
+    ]:  # fmt: skip
+        refused = listing(base, **params)
+        assert refused.status_code == 422
+        assert list(refused.json()["errors"]) == [field], params
+
+
+def test_paging_while_sessions_are_created_lists_each_earlier_one_once(open_hosted, clock):
+    """A cursor is a place in the list: sessions created meanwhile are newer, so they come
+    before it, and the pages after it hold every earlier session once, newest first."""
+    sessions, key = open_hosted(), f"Bearer {ACME}"
+
+    def new() -> str:
+        clock.now += 1.0
+        return sessions.create({"game": "basra", "seats": HUMANS}, None, key)["id"]
+
+    earlier = [new() for _ in range(7)]
+    seen, cursor = [], None
+    while True:
+        page = sessions.listing(key, None, 3, cursor)
+        seen += [entry["id"] for entry in page["sessions"]]
+        new()
+        if (cursor := page["next"]) is None:
+            break
+    assert seen == earlier[::-1]
+
+
+def test_expired_sessions_drop_out_of_the_list(open_hosted):
+    sessions, key = open_hosted(SESSION_TTL_SECONDS=0.5), f"Bearer {ACME}"
+    sessions.create({"game": "basra", "seats": HUMANS}, None, key)
+    assert len(sessions.listing(key, None, 20, None)["sessions"]) == 1
+    time.sleep(1.0)  # the session's idle TTL passes
+    assert sessions.listing(key, None, 20, None) == {"sessions": [], "next": None}
+
+
+def first_message(url: str, token: str) -> tuple[int, str, list]:
+    """The first message of the session's stream from its start, as `token` reads it: its
+    status, its Content-Type and the message's lines."""
+    with requests.get(
+        f"{url}/stream", params={"after": 0}, headers=bearer(token), stream=True, timeout=30
+    ) as answer:
+        lines: list[str] = []
+        if answer.status_code == 200:
+            for line in answer.iter_lines(decode_unicode=True):
+                if line.startswith(("id:", "event:", "data:")):
+                    lines.append(line)
+                if line.startswith("data:"):
+                    break
+        return answer.status_code, answer.headers["Content-Type"], lines
+
+
+def test_the_owner_streams_what_a_spectator_streams(base):
+    session = created(base, seats=VERSUS_BOT, spectators=1)
+    url = f"{base}/v1/sessions/{session['id']}"
+    seat = bearer(session["seats"][0]["token"])
+    answer = requests.get(url, headers=seat, timeout=30).json()
+    move = {"move": answer["moves"][0], "version": answer["version"]}
+    requests.post(f"{url}/moves", json=move, headers=seat, timeout=30).raise_for_status()
+    status, kind, lines = first_message(url, ACME)
+    assert status == 200 and kind.startswith("text/event-stream")
+    assert lines[:2] == ["id: 1", "event: events"]
+    assert lines == first_message(url, session["spectators"][0]["token"])[2]
+    assert first_message(url, OTHER)[0] == 404
 
 
 def test_a_caller_without_a_key_gets_its_401_before_anything_it_sent_is_read(base):

@@ -407,6 +407,28 @@ def test_without_an_allow_list_a_non_public_url_is_a_422_naming_webhook_url(open
     assert error.value.status == 422 and "webhook.url" in error.value.errors
 
 
+def test_a_host_is_judged_again_at_every_attempt(open_hosted, clock, hook, monkeypatch):
+    """A name public at creation that resolves to loopback later (DNS rebinding) is not
+    sent to: the attempt fails, and is retried, while the receiver there hears nothing."""
+    port = int(hook.url.split(":")[2].split("/")[0])
+    resolves = {"hooks.example": "8.8.8.8"}  # a public address at creation
+    lookup = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **options):
+        if host in resolves:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (resolves[host], port))]
+        return lookup(host, *args, **options)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    sessions = open_hosted(WEBHOOK_HOSTS=None)
+    create(sessions, f"http://hooks.example:{port}/hooks")
+    resolves["hooks.example"] = "127.0.0.1"  # where the receiver listens
+    retried = metrics.WEBHOOK_DELIVERIES.labels("retried")._value.get()
+    assert sessions.deliveries.deliver_due() == 1
+    assert metrics.WEBHOOK_DELIVERIES.labels("retried")._value.get() == retried + 1
+    assert hook.received == []
+
+
 def test_the_allow_list_replaces_the_rule():
     allowed = Destinations("127.0.0.1, [::1]")
     assert allowed.judge("http://127.0.0.1:8080/x") == (
