@@ -369,7 +369,7 @@ class Sessions:
         if done.outcome is Outcome.APPLIED:
             return answer
         if done.outcome is Outcome.GONE:
-            raise not_found(record.id)
+            raise not_found()
         if done.outcome is Outcome.REPLAY:
             return replayed(done.answer, mark)
         if done.epoch != record.epoch:
@@ -398,7 +398,7 @@ class Sessions:
         """Write a new live record at the same version; False when the session changed."""
         outcome = self.commits.commit(commit.live_change(record, live)).outcome
         if outcome is Outcome.GONE:
-            raise not_found(record.id)
+            raise not_found()
         return outcome is Outcome.APPLIED
 
     # -- follow ------------------------------------------------------------------------
@@ -413,7 +413,7 @@ class Sessions:
         with self._follow(session_id, authorization, after, until, gone, address) as follow:
             for news in follow:
                 if news is Signal.ENDED:
-                    raise not_found(session_id)
+                    raise not_found()
                 if news is not Signal.QUIET:
                     events = [event for batch in news for event in batch]
                     if events:
@@ -470,7 +470,7 @@ class Sessions:
             record = None
         items = self.store.record(session_id) if issued(session_id) else None
         if items is None:
-            raise not_found(session_id)
+            raise not_found()
         kept = [orjson.loads(item) for item in items]
         if record is None:
             self._may_read(kept[0][history.ACCESS], session_id, authorization)
@@ -486,7 +486,7 @@ class Sessions:
             if owner is None:
                 raise
             if owner != access["owner"]:
-                raise not_found(session_id) from None
+                raise not_found() from None
 
     # -- delete ----------------------------------------------------------------------
 
@@ -496,7 +496,7 @@ class Sessions:
             raise spectators_cannot("end the session")
         self.commits.recent.drop(session_id)
         if not self.store.delete(session_id):
-            raise not_found(session_id)
+            raise not_found()
         log.info("session ended", extra={"session_id": session_id})
         self.hub.ended(session_id)
 
@@ -535,7 +535,7 @@ class Sessions:
         record = load(self.store, session_id) if issued(session_id) else None
         if record is None:
             self.commits.recent.drop(session_id)
-            raise not_found(session_id)
+            raise not_found()
         token = bearer_token(authorization)
         try:
             return record, holder_of(record.token_digests(), record.live.spectators, token), False
@@ -544,7 +544,7 @@ class Sessions:
             if owner is None:
                 raise
             if owner != record.meta.owner:
-                raise not_found(session_id) from None
+                raise not_found() from None
             return record, None, True
 
     def close(self) -> None:
