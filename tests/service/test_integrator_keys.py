@@ -40,8 +40,10 @@ def post(base: str, body: dict, headers: dict | None = None) -> requests.Respons
 
 def test_creation_needs_a_configured_key(base):
     body = {"game": "basra", "seats": HUMANS}
-    seat_token = created(base)["seats"][0]["token"]
-    for headers in ({}, bearer("key_nobody"), bearer(seat_token), {"Authorization": "Basic x"}):
+    session = created(base, spectators=1)
+    seat_token, spectator = session["seats"][0]["token"], session["spectators"][0]["token"]
+    for headers in ({}, bearer("key_nobody"), bearer(seat_token), bearer(spectator),
+                    {"Authorization": "Basic x"}):  # fmt: skip
         refused = post(base, body, headers)
         assert refused.status_code == 401
         assert refused.headers["Content-Type"] == "application/problem+json"
