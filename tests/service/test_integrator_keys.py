@@ -131,6 +131,19 @@ def test_a_key_follows_each_of_its_sessions_with_a_cap_of_its_own(open_hosted, s
             stream.close()
 
 
+def test_the_owner_sees_which_seats_are_absent(open_hosted, clock):
+    """In its read and its list; reading with the key does not make a seat present."""
+    sessions, key = open_hosted(), f"Bearer {ACME}"
+    body = {"game": "bank", "seats": HUMANS, "turn_seconds": 30, "absent_after": 1}
+    made = sessions.create(body, None, key)
+    mover = sessions.read(made["id"], key)["view"]["turn"]
+    clock.now += 31  # its time runs out: absent at once, its turns played by the server
+    read = sessions.read(made["id"], key)
+    assert [seat["absent"] for seat in read["seats"]] == [s == mover for s in range(2)]
+    assert read["absent"] == [mover]
+    assert sessions.listing(key, None, 20, None)["sessions"][0]["seats"] == read["seats"]
+
+
 def listing(base: str, key: str = ACME, **params) -> requests.Response:
     return requests.get(f"{base}/v1/sessions", params=params, headers=bearer(key), timeout=30)
 
