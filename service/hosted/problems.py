@@ -2,7 +2,6 @@
 
 from engine.game import Game
 from service.errors import KINDS, Kind, Problem
-from service.hosted.tokens import issued
 
 
 class StaleVersion(Problem):
@@ -44,12 +43,12 @@ def creation_in_progress() -> Busy:
     )
 
 
-def not_found(session_id: str) -> Problem:
-    """404 for a session; the path's id is named only when it is one this service could
-    have issued: any other text (a token put in its place, say) is not echoed."""
-    named = f"session {session_id!r}" if issued(session_id) else "such session"
+def not_found() -> Problem:
+    """404 for a session: the same answer whatever the id, so that another integrator's key
+    on a session is answered exactly as an id that never existed (and nothing from the path,
+    a token put in its place say, is echoed)."""
     return Problem.of(
-        KINDS["session-not-found"], f"no {named}: it never existed, expired or was ended"
+        KINDS["session-not-found"], "no such session: it never existed, expired or was ended"
     )
 
 

@@ -231,14 +231,16 @@ class Sessions:
 
     def read(self, session_id: str, authorization: str | None) -> dict[str, Any]:
         """The session as the token's seat or spectator sees it; as its owner's key reads
-        it: the spectator's answer with the seats and the owner."""
+        it: the spectator's answer with the seats and the owner. Every reader sees the
+        webhook's url and events (never its secret): without API_KEYS a session has no
+        owner, and its seats are the only ones who read it after its creation."""
         record, seat, owner = self.seated(session_id, authorization)
         answer = seat_answer(record, seat, self.clock())
+        hook = Webhook.read(record.meta.webhook)
+        if hook is not None:
+            answer["webhook"] = hook.shown()
         if owner:
             answer.update(seats=seats_of(record), owner=record.meta.owner)
-            hook = Webhook.read(record.meta.webhook)
-            if hook is not None:
-                answer["webhook"] = hook.shown()
         return answer
 
     def listing(
@@ -367,7 +369,7 @@ class Sessions:
         if done.outcome is Outcome.APPLIED:
             return answer
         if done.outcome is Outcome.GONE:
-            raise not_found(record.id)
+            raise not_found()
         if done.outcome is Outcome.REPLAY:
             return replayed(done.answer, mark)
         if done.epoch != record.epoch:
@@ -396,7 +398,7 @@ class Sessions:
         """Write a new live record at the same version; False when the session changed."""
         outcome = self.commits.commit(commit.live_change(record, live)).outcome
         if outcome is Outcome.GONE:
-            raise not_found(record.id)
+            raise not_found()
         return outcome is Outcome.APPLIED
 
     # -- follow ------------------------------------------------------------------------
@@ -411,7 +413,7 @@ class Sessions:
         with self._follow(session_id, authorization, after, until, gone, address) as follow:
             for news in follow:
                 if news is Signal.ENDED:
-                    raise not_found(session_id)
+                    raise not_found()
                 if news is not Signal.QUIET:
                     events = [event for batch in news for event in batch]
                     if events:
@@ -440,10 +442,13 @@ class Sessions:
         gone: Gone | None,
         address: str = "",
     ) -> Follow:
-        record, seat, _ = self.seated(session_id, authorization)
+        record, seat, owner = self.seated(session_id, authorization)
         polling = until is not None
         every = self.long_poll_seconds if polling else self.ping_seconds
-        holder = digest(bearer_token(authorization))
+        token = bearer_token(authorization)
+        # A key follows each session of its integrator as that session's spectator would:
+        # its readers are capped per session, not across every match the backend runs.
+        holder = digest(f"{session_id}:{token}" if owner else token)
         start = record.version if after is None else after
         gauge = (metrics.LONG_POLLS if polling else metrics.STREAMS) if self.metrics else None
         # Either looks whether the session expired at least every ping_seconds.
@@ -465,7 +470,7 @@ class Sessions:
             record = None
         items = self.store.record(session_id) if issued(session_id) else None
         if items is None:
-            raise not_found(session_id)
+            raise not_found()
         kept = [orjson.loads(item) for item in items]
         if record is None:
             self._may_read(kept[0][history.ACCESS], session_id, authorization)
@@ -481,7 +486,7 @@ class Sessions:
             if owner is None:
                 raise
             if owner != access["owner"]:
-                raise not_found(session_id) from None
+                raise not_found() from None
 
     # -- delete ----------------------------------------------------------------------
 
@@ -491,7 +496,7 @@ class Sessions:
             raise spectators_cannot("end the session")
         self.commits.recent.drop(session_id)
         if not self.store.delete(session_id):
-            raise not_found(session_id)
+            raise not_found()
         log.info("session ended", extra={"session_id": session_id})
         self.hub.ended(session_id)
 
@@ -530,7 +535,7 @@ class Sessions:
         record = load(self.store, session_id) if issued(session_id) else None
         if record is None:
             self.commits.recent.drop(session_id)
-            raise not_found(session_id)
+            raise not_found()
         token = bearer_token(authorization)
         try:
             return record, holder_of(record.token_digests(), record.live.spectators, token), False
@@ -539,7 +544,7 @@ class Sessions:
             if owner is None:
                 raise
             if owner != record.meta.owner:
-                raise not_found(session_id) from None
+                raise not_found() from None
             return record, None, True
 
     def close(self) -> None:

@@ -725,8 +725,8 @@ def session_response(name: str) -> type[Schema]:
             "webhook": fields.Nested(
                 WebhookSchema,
                 metadata={
-                    "description": "read with the owner's key only: the session's "
-                    "webhook, without its secret"
+                    "description": "when the session has a webhook: its url and events, "
+                    "never its secret (shown once, in the creation's answer)"
                 },
             ),
             "owner": fields.String(

@@ -3,10 +3,12 @@ sessions; over real HTTP on the in-process store, a real Redis and a real Redis 
 
 import subprocess
 import sys
+import time
 
 import pytest
 import requests
 
+from service.errors import Problem
 from service.hosted.tokens import digest
 from service.keys import Integrators, new_key
 from tests.service.sessions_client import create
@@ -38,8 +40,10 @@ def post(base: str, body: dict, headers: dict | None = None) -> requests.Respons
 
 def test_creation_needs_a_configured_key(base):
     body = {"game": "basra", "seats": HUMANS}
-    seat_token = created(base)["seats"][0]["token"]
-    for headers in ({}, bearer("key_nobody"), bearer(seat_token), {"Authorization": "Basic x"}):
+    session = created(base, spectators=1)
+    seat_token, spectator = session["seats"][0]["token"], session["spectators"][0]["token"]
+    for headers in ({}, bearer("key_nobody"), bearer(seat_token), bearer(spectator),
+                    {"Authorization": "Basic x"}):  # fmt: skip
         refused = post(base, body, headers)
         assert refused.status_code == 401
         assert refused.headers["Content-Type"] == "application/problem+json"
@@ -65,18 +69,28 @@ def test_the_owner_reads_what_a_spectator_reads_with_seats_and_owner(base):
     assert "token" not in str(owner["seats"])
 
 
+def answered(response: requests.Response) -> tuple:
+    """All of an answer but what differs from one request to the next."""
+    headers = {k: v for k, v in response.headers.items() if k not in ("Date", "X-Request-ID")}
+    return response.status_code, headers, response.content
+
+
 def test_another_integrators_key_is_a_404_and_a_key_never_moves(base):
     session = created(base)
     url = f"{base}/v1/sessions/{session['id']}"
-    missing = requests.get(f"{base}/v1/sessions/{'0' * 26}", headers=bearer(OTHER), timeout=30)
-    other = requests.get(url, headers=bearer(OTHER), timeout=30)
-    assert other.status_code == missing.status_code == 404
-    assert other.json()["title"] == missing.json()["title"]
+    missing = f"{base}/v1/sessions/{'0' * 26}"
+    for method, path in [("GET", ""), ("DELETE", ""), ("GET", "/record"),
+                         ("GET", "/events?after=0"), ("GET", "/stream"), ("POST", "/spectators"),
+                         ("POST", "/moves")]:  # fmt: skip
+        asked = [requests.request(method, f"{where}{path}", headers=bearer(OTHER),
+                                  json={"move": {}, "version": 0}, timeout=30)
+                 for where in (url, missing)]  # fmt: skip
+        assert asked[0].status_code == 404, (method, path)
+        assert answered(asked[0]) == answered(asked[1]), (method, path)
     move = requests.post(
         f"{url}/moves", json={"move": {}, "version": 0}, headers=bearer(ACME), timeout=30
     )
     assert move.status_code == 403
-    assert requests.delete(url, headers=bearer(OTHER), timeout=30).status_code == 404
     assert requests.get(url, headers=bearer("key_nobody"), timeout=30).status_code == 401
 
 
@@ -98,6 +112,36 @@ def test_the_owner_follows_as_a_spectator_and_ends_the_session(base):
     assert events.json() == as_spectator.json()
     assert requests.delete(url, headers=bearer(ACME), timeout=30).status_code == 204
     assert requests.get(url, headers=bearer(ACME), timeout=30).status_code == 404
+
+
+def test_a_key_follows_each_of_its_sessions_with_a_cap_of_its_own(open_hosted, store_kind):
+    """A backend follows all its matches with its key: its streams and long polls are capped
+    per session (MAX_WAITERS_PER_TOKEN), as each session's spectator token would be, not
+    across every session the integrator owns."""
+    sessions = open_hosted(MAX_WAITERS_PER_TOKEN=1)
+    key = f"Bearer {ACME}"
+    ids = [sessions.create({"game": "basra", "seats": HUMANS}, None, key)["id"] for _ in range(3)]
+    streams = [sessions.stream(session_id, key, None) for session_id in ids]
+    try:
+        with pytest.raises(Problem) as refused:
+            sessions.stream(ids[0], key, None)
+        assert refused.value.status == 429
+    finally:
+        for stream in streams:
+            stream.close()
+
+
+def test_the_owner_sees_which_seats_are_absent(open_hosted, clock):
+    """In its read and its list; reading with the key does not make a seat present."""
+    sessions, key = open_hosted(), f"Bearer {ACME}"
+    body = {"game": "bank", "seats": HUMANS, "turn_seconds": 30, "absent_after": 1}
+    made = sessions.create(body, None, key)
+    mover = sessions.read(made["id"], key)["view"]["turn"]
+    clock.now += 31  # its time runs out: absent at once, its turns played by the server
+    read = sessions.read(made["id"], key)
+    assert [seat["absent"] for seat in read["seats"]] == [s == mover for s in range(2)]
+    assert read["absent"] == [mover]
+    assert sessions.listing(key, None, 20, None)["sessions"][0]["seats"] == read["seats"]
 
 
 def listing(base: str, key: str = ACME, **params) -> requests.Response:
@@ -135,15 +179,77 @@ def test_the_list_filters_by_status_and_drops_ended_sessions(base):
     assert listing(base, status="match_over").json() == {"sessions": [], "next": None}
 
 
-@pytest.mark.parametrize(
-    ("params", "field"),
-    [({"limit": 0}, "limit"), ({"limit": 101}, "limit"), ({"status": "x"}, "status"),
-     ({"cursor": "nope"}, "query.cursor"), ({"cursor": "².nope"}, "query.cursor")],
-)  # fmt: skip
-def test_bad_list_queries_name_their_field(base, params, field):
-    refused = listing(base, **params)
-    assert refused.status_code == 422
-    assert field in str(refused.json())
+def test_list_queries_are_read_within_their_bounds_and_a_bad_one_names_its_field(base):
+    created(base)
+    for limit in (1, 100):
+        assert len(listing(base, limit=limit).json()["sessions"]) == 1
+    for params, field in [
+        ({"limit": 0}, "query.limit"), ({"limit": 101}, "query.limit"),
+        ({"limit": "ten"}, "query.limit"), ({"limit": "1.5"}, "query.limit"),
+        ({"limit": ""}, "query.limit"), ({"status": "x"}, "query.status"),
+        ({"cursor": "nope"}, "query.cursor"), ({"cursor": "².nope"}, "query.cursor"),
+    ]:  # fmt: skip
+        refused = listing(base, **params)
+        assert refused.status_code == 422
+        assert list(refused.json()["errors"]) == [field], params
+
+
+def test_paging_while_sessions_are_created_lists_each_earlier_one_once(open_hosted, clock):
+    """A cursor is a place in the list: sessions created meanwhile are newer, so they come
+    before it, and the pages after it hold every earlier session once, newest first."""
+    sessions, key = open_hosted(), f"Bearer {ACME}"
+
+    def new() -> str:
+        clock.now += 1.0
+        return sessions.create({"game": "basra", "seats": HUMANS}, None, key)["id"]
+
+    earlier = [new() for _ in range(7)]
+    seen, cursor = [], None
+    while True:
+        page = sessions.listing(key, None, 3, cursor)
+        seen += [entry["id"] for entry in page["sessions"]]
+        new()
+        if (cursor := page["next"]) is None:
+            break
+    assert seen == earlier[::-1]
+
+
+def test_expired_sessions_drop_out_of_the_list(open_hosted):
+    sessions, key = open_hosted(SESSION_TTL_SECONDS=0.5), f"Bearer {ACME}"
+    sessions.create({"game": "basra", "seats": HUMANS}, None, key)
+    assert len(sessions.listing(key, None, 20, None)["sessions"]) == 1
+    time.sleep(1.0)  # the session's idle TTL passes
+    assert sessions.listing(key, None, 20, None) == {"sessions": [], "next": None}
+
+
+def first_message(url: str, token: str) -> tuple[int, str, list]:
+    """The first message of the session's stream from its start, as `token` reads it: its
+    status, its Content-Type and the message's lines."""
+    with requests.get(
+        f"{url}/stream", params={"after": 0}, headers=bearer(token), stream=True, timeout=30
+    ) as answer:
+        lines: list[str] = []
+        if answer.status_code == 200:
+            for line in answer.iter_lines(decode_unicode=True):
+                if line.startswith(("id:", "event:", "data:")):
+                    lines.append(line)
+                if line.startswith("data:"):
+                    break
+        return answer.status_code, answer.headers["Content-Type"], lines
+
+
+def test_the_owner_streams_what_a_spectator_streams(base):
+    session = created(base, seats=VERSUS_BOT, spectators=1)
+    url = f"{base}/v1/sessions/{session['id']}"
+    seat = bearer(session["seats"][0]["token"])
+    answer = requests.get(url, headers=seat, timeout=30).json()
+    move = {"move": answer["moves"][0], "version": answer["version"]}
+    requests.post(f"{url}/moves", json=move, headers=seat, timeout=30).raise_for_status()
+    status, kind, lines = first_message(url, ACME)
+    assert status == 200 and kind.startswith("text/event-stream")
+    assert lines[:2] == ["id: 1", "event: events"]
+    assert lines == first_message(url, session["spectators"][0]["token"])[2]
+    assert first_message(url, OTHER)[0] == 404
 
 
 def test_a_caller_without_a_key_gets_its_401_before_anything_it_sent_is_read(base):

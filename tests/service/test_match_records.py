@@ -18,40 +18,14 @@ from service.errors import Problem
 from service.hosted.tokens import digest
 from service.keys import new_key
 from service.replay import replay
+from tests.service.core_matches import SHORT, bearer, check_replay, play_out
 
-SHORT = {"basra": {"preset": "levantine", "target_score": 1}, "bank": {"target_score": 1}}
 KEY = new_key()
 
 
 @pytest.fixture(params=["memory", "redis", "cluster"])
 def store_kind(request) -> str:
     return request.param
-
-
-def bearer(token: str) -> str:
-    return f"Bearer {token}"
-
-
-def play_out(sessions, game: str, seed: str, bot: str | None, picks: random.Random) -> dict:
-    """A match played to its end: seat 0 human, seat 1 human or a bot; the humans' moves
-    picked at random among the legal ones."""
-    seats = [{"type": "human"}, {"type": "bot", "level": bot} if bot else {"type": "human"}]
-    created = sessions.create(
-        {"game": game, "rules": SHORT[game], "seats": seats, "seed": seed, "spectators": 1}, None
-    )
-    tokens = {entry["seat"]: entry["token"] for entry in created["seats"] if "token" in entry}
-    for _ in range(2000):
-        answers = {seat: sessions.read(created["id"], bearer(t)) for seat, t in tokens.items()}
-        mover = next((seat for seat, answer in answers.items() if answer["moves"]), None)
-        if mover is None:
-            break
-        answer = answers[mover]
-        move = picks.choice(answer["moves"])
-        sessions.move(
-            created["id"], bearer(tokens[mover]),
-            lambda a=answer, m=move: {"move": m, "version": a["version"]}, None,
-        )  # fmt: skip
-    return {**created, "tokens": tokens}
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
@@ -65,24 +39,58 @@ def test_a_replayed_record_is_the_session_view_for_view_and_event_for_event(
     open_hosted, game, seed, bot, picks
 ):
     sessions = open_hosted()
-    match = play_out(sessions, game, seed, bot, picks)
-    token = match["tokens"][0]
-    record = sessions.match_record(match["id"], bearer(token))
+    match = play_out(sessions, game, seed, picks, (None, bot))
+    record = sessions.match_record(match["id"], bearer(match["tokens"][0]))
     assert record["status"] == "match_over" and record["seed"] == seed
     assert record["players"][1] == (
         {"seat": 1, "type": "bot", "level": bot} if bot else {"seat": 1, "type": "human"}
     )
-    replayed = replay(get_game(game), orjson.loads(orjson.dumps(record)))
-    assert replayed["verified"] == {"commitment": True, "moves": len(record["moves"])}
-    state = get_game(game).read(replayed["state"])
-    for seat, held in match["tokens"].items():
-        assert get_game(game).view(state, seat) == sessions.read(match["id"], bearer(held))["view"]
-    spectator = bearer(match["spectators"][0]["token"])
-    assert get_game(game).view(state, None) == sessions.read(match["id"], spectator)["view"]
-    stored = [orjson.loads(batch) for batch in sessions.store.events(match["id"], 0)]
-    assert replayed["events"] == stored
-    assert [entry["version"] for entry in record["moves"]] == list(range(1, len(stored) + 1))
+    check_replay(sessions, match, record)
     assert record["outcome"]["winners"] and len(record["outcome"]["scores"]) == 2
+
+
+# Both games' presets, seat counts and trump modes, bots beside humans, humans whose time
+# runs out (absent after two timeouts in a row).
+MATCHES = [
+    ("basra", {"preset": "egyptian", "target_score": 1}, (None, None)),
+    ("basra", {"preset": "levantine", "target_score": 1}, (None, "random", None, "greedy")),
+    ("basra", {"preset": "egyptian", "target_score": 1}, (None, None, None, None)),
+    ("bank", {"target_score": 1}, (None, None)),
+    ("bank", {"target_score": 1, "trump_mode": "single", "after_seven": "draw_then_play"},
+     (None, "greedy", None)),
+    ("bank", {"target_score": 1, "trump_mode": "senior_junior", "after_capture": "free_lead"},
+     (None, None, "random", None)),
+    ("bank", {"target_score": 1, "trump_mode": "double", "after_capture": "turn_up",
+              "after_seven": "skip_and_draw"}, (None, None, None)),
+    ("bank", {"target_score": 1, "trump_mode": "none"}, (None, "random")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("game", "rules", "seats"), MATCHES)
+def test_every_kind_of_match_replays_and_its_moves_are_what_apply_takes(
+    open_hosted, clock, client, game, rules, seats
+):
+    """Timeouts included: the record replays to the session's views and events, and its
+    moves, one after the other from `new` with its rules, seats and seed, are each taken by
+    the stateless apply as they are written, ending in the replay's own final state."""
+    sessions = open_hosted()
+    match = play_out(sessions, game, "every-kind", random.Random(len(seats)), seats, rules,
+                     clock, lapse=0.25, turn_seconds=30, absent_after=2)  # fmt: skip
+    record = sessions.match_record(match["id"], bearer(match["tokens"][0]))
+    assert set(get_game(game).catalogue()["options"]) <= set(record["rules"])  # all resolved
+    assert rules.items() <= record["rules"].items()
+    check_replay(sessions, match, record)
+    assert {entry["by"] for entry in record["moves"]} >= {"human", "timeout"}
+    assert len(record["players"]) == record["seats"] == len(seats)
+    state = client.post(f"/v1/games/{game}/new", json={
+        "rules": record["rules"], "seats": record["seats"], "seed": record["seed"],
+    }).get_json()["state"]  # fmt: skip
+    for entry in record["moves"]:
+        move = {"state": state, "move": entry["move"]}
+        applied = client.post(f"/v1/games/{game}/apply", json=move)
+        assert applied.status_code == 200, (entry, applied.get_json())
+        state = applied.get_json()["state"]
+    assert state == replay(get_game(game), record)["state"]
 
 
 @pytest.fixture
@@ -188,7 +196,7 @@ def test_an_unfinished_record_ends_with_its_session(open_hosted):
 
 def test_a_record_is_kept_for_its_ttl_after_the_session_expired(open_hosted):
     sessions = open_hosted(SESSION_TTL_SECONDS=0.5, RECORD_TTL_SECONDS=3.0)
-    match = play_out(sessions, "basra", "expiring", "greedy", random.Random(1))
+    match = play_out(sessions, "basra", "expiring", random.Random(1), (None, "greedy"))
     token = bearer(match["tokens"][0])
     time.sleep(1.0)  # the session's idle TTL passes
     with pytest.raises(Problem):
@@ -204,7 +212,7 @@ def test_a_deleted_sessions_record_is_kept_for_the_record_ttl_not_the_sessions(o
     """RECORD_TTL_SECONDS counts from the end, also when it is shorter than the session's
     idle TTL: the session's reads and its end must not stretch it to the session's TTL."""
     sessions = open_hosted(RECORD_TTL_SECONDS=2.0)  # the session's TTL: a day
-    match = play_out(sessions, "basra", "deleted", "greedy", random.Random(2))
+    match = play_out(sessions, "basra", "deleted", random.Random(2), (None, "greedy"))
     token = bearer(match["tokens"][0])
     sessions.read(match["id"], token)
     sessions.delete(match["id"], token)

@@ -5,6 +5,7 @@ address rule for other ranges is judged as a unit, without traffic)."""
 
 import base64
 import itertools
+import random
 import socket
 import ssl
 import subprocess
@@ -34,6 +35,7 @@ from service.hosted.sessions import open_sessions
 from service.hosted.webhooks import EVENTS
 from service.store import Settle
 from tests.redis_server import RedisServer
+from tests.service import core_matches
 from tests.service.webhook_receiver import receiver
 
 SHORT = {"preset": "levantine", "target_score": 1}
@@ -114,6 +116,73 @@ def test_every_message_of_a_match_is_signed_in_version_order_and_says_nothing_hi
     assert created["seats"][0]["token"].encode() not in text
     assert b'"hand' not in text and b'"stock' not in text
     assert all(kept.headers["content-type"] == "application/json" for kept in hook.received)
+
+
+def expected_messages(record: dict, humans: set[int], absent_after: int) -> list[tuple]:
+    """The messages a finished match's record says its commits caused, in order: for each
+    version, a timeout for a move the server played for a seat (absent once it is the
+    seat's `absent_after`-th in a row since it last moved itself), then a turn when the
+    next move is a human seat's (the same seat again too); the end last."""
+    moves, said, run = record["moves"], [], dict.fromkeys(humans, 0)
+    by_version = {entry["version"]: entry for entry in moves}
+    for version in range(moves[-1]["version"] + 1):
+        entry = by_version.get(version)
+        if entry is not None and entry["by"] == "timeout":
+            run[entry["seat"]] += 1
+            said.append(("session.timeout", version, entry["seat"],
+                         run[entry["seat"]] >= absent_after))  # fmt: skip
+        elif entry is not None and entry["by"] == "human":
+            run[entry["seat"]] = 0
+        following = by_version.get(version + 1)
+        if following is not None and following["seat"] in humans:
+            said.append(("session.turn", version, following["seat"]))
+    return [*said, ("session.match_end", moves[-1]["version"], record["seed"],
+                    record["commitment"], record["outcome"]["winners"],
+                    record["outcome"]["scores"])]  # fmt: skip
+
+
+def said(message: dict) -> tuple:
+    data = message["data"]
+    if message["type"] == "session.timeout":
+        return (message["type"], data["version"], data["seat"], data["absent"])
+    if message["type"] == "session.turn":
+        return (message["type"], data["version"], data["seat"])
+    return (message["type"], data["version"], data["seed"], data["commitment"],
+            data["winners"], data["scores"])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("game", "seats"), [("bank", (None, None)), ("bank", (None, "greedy", None)),
+                        ("basra", (None, None, None, None))],
+)  # fmt: skip
+def test_timeouts_say_if_the_seat_is_absent_and_a_seat_that_moves_again_is_told_again(
+    sessions, clock, hook, game, seats
+):
+    """A whole match whose humans let their time run out now and then: its messages are
+    exactly what its record says happened, version by version (a Bank draw leaves the same
+    seat to move: its turn is told again)."""
+    match = core_matches.play_out(
+        sessions, game, "timed", random.Random(7), seats, clock=clock, lapse=0.4,
+        turn_seconds=30, absent_after=2, webhook={"url": hook.url},
+    )  # fmt: skip
+    record = sessions.match_record(match["id"], bearer(match["tokens"][0]))
+    drain(sessions, clock)
+    messages = hook.verified(match["webhook"]["secret"])
+    humans = set(match["tokens"])
+    assert [said(message) for message in messages] == expected_messages(record, humans, 2)
+    timeouts = [m["data"] for m in messages if m["type"] == "session.timeout"]
+    assert {data["absent"] for data in timeouts} == {False, True}
+    assert all(set(data) == {"session_id", "game", "version", "seat", "absent"}
+               for data in timeouts)  # fmt: skip
+    deadlines = [m["data"]["deadline"] for m in messages if m["type"] == "session.turn"]
+    assert any(deadline is not None for deadline in deadlines)
+    if game == "bank":  # a draw by a human, the same seat to move after it
+        versions = {entry["version"]: entry for entry in record["moves"]}
+        assert any(
+            entry["move"]["type"] == "draw" and entry["seat"] in humans
+            and versions.get(entry["version"] + 1, {}).get("seat") == entry["seat"]
+            for entry in record["moves"]
+        )  # fmt: skip
 
 
 def test_a_retried_creation_announces_one_session_to_its_webhook(sessions, clock, hook):
@@ -302,19 +371,28 @@ def test_an_empty_list_of_events_reads_as_left_out(sessions, hook):
     assert create(sessions, hook.url, events=[])["webhook"]["events"] == list(EVENTS)
 
 
-def test_the_owner_sees_the_webhook_without_its_secret(open_hosted, hook):
+def test_later_reads_show_the_webhook_without_its_secret(open_hosted, hook):
+    """The owner's, a seat's and a spectator's: without API_KEYS a session has no owner,
+    and later answers show the webhook all the same. The owner reads what a spectator
+    reads, with the seats and the owner only."""
     from service.hosted.tokens import digest
     from service.keys import new_key
 
     key = new_key()
     sessions = open_hosted(API_KEYS=f"acme:{digest(key)}")
-    body = {"game": "basra", "seats": [{"type": "human"}, {"type": "human"}],
-            "webhook": {"url": hook.url}}  # fmt: skip
+    body = {"game": "basra", "seats": [{"type": "human"}, {"type": "human"}], "spectators": 1,
+            "webhook": {"url": hook.url, "events": ["session.match_end"]}}  # fmt: skip
     created = sessions.create(body, None, bearer(key))
+    shown = {"url": hook.url, "events": ["session.match_end"]}
     owned = sessions.read(created["id"], bearer(key))
-    assert owned["webhook"] == {"url": hook.url, "events": list(EVENTS)}
+    spectator = sessions.read(created["id"], bearer(created["spectators"][0]["token"]))
+    assert owned["webhook"] == spectator["webhook"] == shown
+    assert {k: v for k, v in owned.items() if k not in ("seats", "owner")} == spectator
     seat = sessions.read(created["id"], bearer(created["seats"][0]["token"]))
-    assert "webhook" not in seat
+    assert seat["webhook"] == shown
+    unowned = open_hosted()  # creation open (no API_KEYS): its sessions have no owner
+    made = unowned.create(body, None)
+    assert unowned.read(made["id"], bearer(made["seats"][1]["token"]))["webhook"] == shown
 
 
 @pytest.mark.parametrize(
@@ -327,6 +405,28 @@ def test_without_an_allow_list_a_non_public_url_is_a_422_naming_webhook_url(open
     with pytest.raises(Problem) as error:
         create(sessions, url)
     assert error.value.status == 422 and "webhook.url" in error.value.errors
+
+
+def test_a_host_is_judged_again_at_every_attempt(open_hosted, clock, hook, monkeypatch):
+    """A name public at creation that resolves to loopback later (DNS rebinding) is not
+    sent to: the attempt fails, and is retried, while the receiver there hears nothing."""
+    port = int(hook.url.split(":")[2].split("/")[0])
+    resolves = {"hooks.example": "8.8.8.8"}  # a public address at creation
+    lookup = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **options):
+        if host in resolves:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (resolves[host], port))]
+        return lookup(host, *args, **options)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    sessions = open_hosted(WEBHOOK_HOSTS=None)
+    create(sessions, f"http://hooks.example:{port}/hooks")
+    resolves["hooks.example"] = "127.0.0.1"  # where the receiver listens
+    retried = metrics.WEBHOOK_DELIVERIES.labels("retried")._value.get()
+    assert sessions.deliveries.deliver_due() == 1
+    assert metrics.WEBHOOK_DELIVERIES.labels("retried")._value.get() == retried + 1
+    assert hook.received == []
 
 
 def test_the_allow_list_replaces_the_rule():

@@ -1180,7 +1180,7 @@ export interface components {
             time_banks: number[] | null;
             /** @description read with the owner's integrator key only: who sits where (never a token) */
             seats?: components["schemas"]["OwnerSeat"][];
-            /** @description read with the owner's key only: the session's webhook, without its secret */
+            /** @description when the session has a webhook: its url and events, never its secret (shown once, in the creation's answer) */
             webhook?: components["schemas"]["Webhook"];
             /** @description read with the owner's integrator key only: the integrator's name (API_KEYS) */
             owner?: string;
@@ -1691,7 +1691,7 @@ export interface components {
             time_banks: number[] | null;
             /** @description read with the owner's integrator key only: who sits where (never a token) */
             seats?: components["schemas"]["OwnerSeat"][];
-            /** @description read with the owner's key only: the session's webhook, without its secret */
+            /** @description when the session has a webhook: its url and events, never its secret (shown once, in the creation's answer) */
             webhook?: components["schemas"]["Webhook"];
             /** @description read with the owner's integrator key only: the integrator's name (API_KEYS) */
             owner?: string;
