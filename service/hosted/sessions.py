@@ -82,6 +82,12 @@ from service.store.redis_store import CHANGED_PATTERN, session_of_channel
 
 log = logging.getLogger("service.sessions")
 OPEN = Integrators()  # no keys: creation is open
+# How many times a write is computed again on the session as stored when another writer
+# changed its live record (not its version) first. Such changes at one version are few: a
+# spectator token each (MAX_SPECTATORS in all), a seat present again, a timer stopped; so a
+# request racing them is answered, never a 503 for losing to them (three tries were: a move
+# among 40 spectator tokens being added lost to them one time in ten).
+LIVE_TRIES = MAX_SPECTATORS + 5
 # How long a creation may hold its Idempotency-Key before a retry may create in its place:
 # longer than any creation takes (its bots' opening moves included).
 CREATION_HOLD_SECONDS = 10.0
@@ -299,7 +305,7 @@ class Sessions:
                 answer = None
             if answer is not None:
                 return answer
-        for _ in range(3):
+        for _ in range(LIVE_TRIES):
             try:
                 return self._move_as_stored(call)
             except LiveChanged:
@@ -381,10 +387,9 @@ class Sessions:
     def add_spectator(self, session_id: str, authorization: str | None) -> dict[str, str]:
         """A new spectator token, asked for by a seat. Of requests racing for the places
         left, each gets one (201) or finds them all taken (409): a lost compare-and-set is
-        another writer's change applied, at most MAX_SPECTATORS of them additions, so the
-        tries are that many more than the few a busy session's moves may take (five in all
-        answered 23 of 40 racers a 503)."""
-        for _ in range(MAX_SPECTATORS + 5):
+        another writer's change applied, mostly another addition (LIVE_TRIES; five tries in
+        all answered 23 of 40 racers a 503)."""
+        for _ in range(LIVE_TRIES):
             record, seat, owner = self.seated(session_id, authorization)
             if seat is None and not owner:
                 raise spectators_cannot("create spectator tokens")

@@ -11,7 +11,7 @@ import pytest
 import requests
 
 from tests.gunicorn_server import gunicorn
-from tests.service.sessions_client import Seat, chosen, create
+from tests.service.sessions_client import Seat, create
 
 HUMANS = [{"type": "human"}, {"type": "human"}]
 RACERS = 40
