@@ -82,8 +82,9 @@ from service.store.redis_store import CHANGED_PATTERN, session_of_channel
 
 log = logging.getLogger("service.sessions")
 OPEN = Integrators()  # no keys: creation is open
-# How many times a write is computed again on the session as stored when another writer
-# changed its live record (not its version) first. Such changes at one version are few: a
+# How many times a write (a move, a spectator token, a read's seat present again) is computed
+# again on the session as stored when another writer changed its live record (not its
+# version) first. Such changes at one version are few: a
 # spectator token each (MAX_SPECTATORS in all), a seat present again, a timer stopped; so a
 # request racing them is answered, never a 503 for losing to them (three tries were: a move
 # among 40 spectator tokens being added lost to them one time in ten).
@@ -513,9 +514,10 @@ class Sessions:
         again. A read fires what is due once at most: when another commit came first (the
         timer scanner, playing the same step of a long run of server play), the read answers
         what it wrote instead of computing the next step to race it again, which cost every
-        reader a step of bot play and, past five lost races, a 503."""
+        reader a step of bot play and, past five lost races, a 503. A seat written present
+        again that lost to another change of the live record tries again (LIVE_TRIES)."""
         fire = True
-        for _ in range(5):
+        for _ in range(LIVE_TRIES):
             record, seat, owner = self.authorized(session_id, authorization)
             if fire:
                 fired = self.timers.fire_on(record)

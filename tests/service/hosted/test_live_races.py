@@ -30,3 +30,32 @@ def test_a_move_outlasts_every_spectator_token_added_while_it_is_computed(sessio
     assert answer["version"] == 1
     assert len(added) == MAX_SPECTATORS
     assert sessions.read(session_id, tokens[1 - mover])["version"] == 1
+
+
+def test_an_absent_seat_reads_itself_present_while_spectator_tokens_are_added(
+    sessions: Sessions, clock, monkeypatch
+):
+    """Its read writes the seat present again, a compare-and-set on the live record as read:
+    each token added after that read fails it, and the read tries again until it applies."""
+    session_id, tokens = begin(sessions, turn_seconds=10, absent_after=1)
+    absent = next(seat for seat, token in enumerate(tokens)
+                  if sessions.read(session_id, token)["moves"])  # fmt: skip
+    clock.now += 10
+    sessions.timers.fire_due()
+    assert sessions.read(session_id, tokens[1 - absent])["absent"] == [absent]
+    authorized, adding, added = sessions.authorized, [], []
+
+    def authorized_as_another_token_is_added(*args: object) -> tuple:
+        found = authorized(*args)
+        if not adding:  # the addition reads the session too, unhindered
+            adding.append(True)
+            with contextlib.suppress(Problem):
+                added.append(sessions.add_spectator(session_id, tokens[1 - absent]))
+            adding.clear()
+        return found
+
+    monkeypatch.setattr(sessions, "authorized", authorized_as_another_token_is_added)
+    assert sessions.read(session_id, tokens[absent])["absent"] == []
+    monkeypatch.undo()
+    assert sessions.read(session_id, tokens[1 - absent])["absent"] == []
+    assert len(added) == MAX_SPECTATORS
