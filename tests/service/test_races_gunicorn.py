@@ -1,6 +1,7 @@
 """Floods on one session through real gunicorn (two gevent workers, the shipped config) on
-real Redis: many clients at once, each answer checked against invariants (how many writes
-applied, every version once, no 500) rather than one expected answer."""
+real Redis and on a real Redis Cluster: many clients at once, each answer checked against
+invariants (how many writes applied, every version once, no 500) rather than one expected
+answer."""
 
 import threading
 from collections import Counter
@@ -18,12 +19,19 @@ HUMANS = [{"type": "human"}, {"type": "human"}]
 RACERS = 40
 
 
-@pytest.fixture(scope="module")
-def served(redis_server, tmp_path_factory):
-    redis_server.start()  # a no-op unless an earlier test left it stopped
+@pytest.fixture(scope="module", params=["redis", "cluster"])
+def served(request, tmp_path_factory):
+    """Two gevent workers on one Redis, then on a three-master Redis Cluster."""
+    if request.param == "redis":
+        server = request.getfixturevalue("redis_server")
+        server.start()  # a no-op unless an earlier test left it stopped
+        url, cluster = server.url, "false"
+    else:
+        url, cluster = request.getfixturevalue("redis_cluster").url, "true"
     with gunicorn(
         tmp_path_factory.mktemp("races") / "gunicorn.log",
-        REDIS_URL=redis_server.url,
+        REDIS_URL=url,
+        REDIS_CLUSTER=cluster,
         WEB_CONCURRENCY="2",
         GUNICORN_WORKER_CLASS="gevent",
         CLIENT_SEEDS="true",
