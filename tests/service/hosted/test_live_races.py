@@ -4,9 +4,12 @@ on both stores."""
 
 import contextlib
 
+import pytest
+
 from service.errors import Problem
+from service.hosted.problems import StaleVersion
 from service.hosted.records import MAX_SPECTATORS
-from service.hosted.sessions import Sessions
+from service.hosted.sessions import Sessions, checked_move
 from tests.service.hosted.core_client import begin
 
 
@@ -59,3 +62,28 @@ def test_an_absent_seat_reads_itself_present_while_spectator_tokens_are_added(
     monkeypatch.undo()
     assert sessions.read(session_id, tokens[1 - absent])["absent"] == []
     assert len(added) == MAX_SPECTATORS
+
+
+def test_a_late_move_that_loses_its_race_does_not_put_off_the_next_turn_timer(
+    sessions: Sessions, clock
+):
+    """A move computed on a version that is no longer current (a retry checked on a
+    process's stale copy) plans its own, later deadline before its compare-and-set fails:
+    the timer of the seat really to move must still fire at that seat's deadline."""
+    session_id, tokens = begin(sessions, turn_seconds=10)
+    mover = next(seat for seat, token in enumerate(tokens)
+                 if sessions.read(session_id, token)["moves"])  # fmt: skip
+    first = sessions.commits.recent.get(session_id)
+    seen = sessions.read(session_id, tokens[mover])
+    request = {"move": seen["moves"][0], "version": 0}
+    clock.now += 1
+    assert sessions.move(session_id, tokens[mover], lambda: request, None)["version"] == 1
+    clock.now += 8  # the other seat's deadline is 9 s ahead, its timer planned for then
+    move = checked_move(first, mover, request)
+    with pytest.raises(StaleVersion):
+        sessions.commit_move(first, mover, move, "late", None)
+    sessions.timers.fire_due()  # whatever it looks at now, nothing is due yet
+    assert sessions.read(session_id, tokens[mover])["version"] == 1
+    clock.now += 2.5  # half a second past the other seat's deadline
+    sessions.timers.fire_due()
+    assert sessions.store.load(session_id).version == 2  # fired by the scan: no read fires it
