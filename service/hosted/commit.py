@@ -307,6 +307,12 @@ class Commits:
             change = replace(change, plan=mark)
         commit = self.store.commit(facts.session_id, change)
         if commit.outcome is not Written.APPLIED:
+            if facts.due_at is not None:
+                # The plan above replaced the one of the session as it is, and may be later
+                # (a late move checked on a stale copy: the next timeout fired that much
+                # late). A look now plans the session's own deadline again; only on this
+                # path, never on an applied move's.
+                self.schedule.plan(facts.session_id, self.clock())
             self.recent.drop(facts.session_id)
             log.info(
                 "move not applied",
