@@ -84,10 +84,10 @@ log = logging.getLogger("service.sessions")
 OPEN = Integrators()  # no keys: creation is open
 # How many times a write (a move, a spectator token, a read's seat present again) is computed
 # again on the session as stored when another writer changed its live record (not its
-# version) first. Such changes at one version are few: a
-# spectator token each (MAX_SPECTATORS in all), a seat present again, a timer stopped; so a
-# request racing them is answered, never a 503 for losing to them (three tries were: a move
-# among 40 spectator tokens being added lost to them one time in ten).
+# version) first. Such changes at one version are few: a spectator token each
+# (MAX_SPECTATORS in all), a seat present again, a timer stopped; so a request racing them
+# is answered, never a 503 for losing to them (three tries were: a move among 40 spectator
+# tokens being added lost to them one time in ten).
 LIVE_TRIES = MAX_SPECTATORS + 5
 # How long a creation may hold its Idempotency-Key before a retry may create in its place:
 # longer than any creation takes (its bots' opening moves included).
