@@ -1,0 +1,60 @@
+"""Restarts and deploys on real gunicorn (the shipped gunicorn.conf.py) and a real Redis: what
+clients see when the service is stopped gracefully with readers waiting, and when a worker
+is replaced."""
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import requests
+
+from tests.gunicorn_server import gunicorn
+from tests.service.stream_sockets import Streams
+
+STREAMS = 1000
+DRAINED = b"retry: 1000\n: this server is stopping; reconnect\n\n\r\n0\r\n\r\n"
+
+
+def exited(pid: int, within: float) -> bool:
+    """Whether the process `pid` (a child of this one) exited within `within` seconds: gone,
+    or a zombie left for its parent to reap."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_graceful_stop_ends_1000_idle_streams_whole_within_the_graceful_timeout(
+    redis_url, tmp_path
+):
+    """SIGTERM to the master (a deploy, a scale-down) with 1,000 idle streams open: each
+    ends whole (its last chunk, then the end of the chunked body) asking its client to come
+    back, and the workers exit before gunicorn's graceful_timeout would cut anything."""
+    log = tmp_path / "gunicorn.log"
+    with gunicorn(
+        log, REDIS_URL=redis_url, WEB_CONCURRENCY="2", MAX_WAITERS_PER_TOKEN=str(STREAMS),
+        STREAM_PING_SECONDS="60", LOG_LEVEL="info", ACCESS_LOG="",
+    ) as server:  # fmt: skip
+        body = {"game": "basra", "seats": [{"type": "human"}] * 2, "spectators": 1}
+        created = requests.post(f"{server.url}/v1/sessions", json=body, timeout=30).json()
+        streams = Streams(server.port)
+        try:
+            for _ in range(STREAMS):
+                streams.connect(created["id"], created["spectators"][0]["token"])
+            assert streams.pinged(60)
+            os.kill(server.pid, signal.SIGTERM)
+            assert streams.until(lambda: all(s.received.endswith(DRAINED) for s in streams.open),
+                                 30)  # fmt: skip
+        finally:
+            streams.close()
+        assert exited(server.pid, 30)
+    said = log.read_text()
+    assert "Worker graceful timeout" not in said
+    assert "SIGKILL" not in said
