@@ -40,11 +40,8 @@ worker_connections = setting("GUNICORN_WORKER_CONNECTIONS", "1000")
 # The rules engine is CPU-bound: one process per core. Without Redis (REDIS_URL or
 # REDIS_SENTINELS) hosted sessions live in one process's memory (the in-process store), so
 # then there is exactly one worker.
-workers = (
-    setting("WEB_CONCURRENCY", str(os.cpu_count() or 1))
-    if os.environ.get("REDIS_URL") or os.environ.get("REDIS_SENTINELS")
-    else 1
-)
+IN_PROCESS = not (os.environ.get("REDIS_URL") or os.environ.get("REDIS_SENTINELS"))
+workers = 1 if IN_PROCESS else setting("WEB_CONCURRENCY", str(os.cpu_count() or 1))
 threads = setting("GUNICORN_THREADS", "8")
 # Fair turns under gevent: gevent's recv returns at once when the next request of a
 # keep-alive connection has already arrived, so a connection whose client answers fast
@@ -151,6 +148,21 @@ def when_ready(server: Any) -> None:
         where = f"{url} (every interface)" if everywhere else url
         print(f"Serving on {where}: play at {url}/play, the API at {url}/docs/",
               file=sys.stderr, flush=True)  # fmt: skip
+    if IN_PROCESS:
+        print("Hosted sessions live in this process's memory: a restart, a reload (SIGHUP) or "
+              "a worker replaced (timeout, out of memory) loses every one of them; set "
+              "REDIS_URL to keep them in Redis"
+              + (" (max_requests is off: each replacement would lose them)"
+                 if server.cfg.max_requests else ""),
+              file=sys.stderr, flush=True)  # fmt: skip
+
+
+def pre_fork(server: Any, worker: Any) -> None:
+    """Without Redis the one worker holds every session: gunicorn's worker recycling
+    (max_requests, from the command line or GUNICORN_CMD_ARGS) would replace it, and every
+    session with it (a 404 to each of their clients), every so many requests."""
+    if IN_PROCESS:
+        worker.max_requests = sys.maxsize  # what gunicorn sets when max_requests is 0
 
 
 def on_starting(server: Any) -> None:

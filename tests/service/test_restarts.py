@@ -58,3 +58,26 @@ def test_a_graceful_stop_ends_1000_idle_streams_whole_within_the_graceful_timeou
     said = log.read_text()
     assert "Worker graceful timeout" not in said
     assert "SIGKILL" not in said
+
+
+def test_without_redis_a_worker_is_never_recycled_and_the_start_says_sessions_die_with_it(
+    tmp_path,
+):
+    """The in-process store holds every session in the one worker: gunicorn's max_requests
+    would replace it, and every session with it, every so many requests. The start says
+    where sessions live and that max_requests is off; past that many requests, they stay."""
+    log = tmp_path / "gunicorn.log"
+    with gunicorn(log, "--max-requests", "5", LOG_LEVEL="info") as server:
+        body = {"game": "basra", "seats": [{"type": "human"}] * 2}
+        created = requests.post(f"{server.url}/v1/sessions", json=body, timeout=30).json()
+        seat = {"Authorization": f"Bearer {created['seats'][0]['token']}"}
+        url = f"{server.url}/v1/sessions/{created['id']}"
+        reads = [requests.get(url, headers=seat, timeout=30).status_code for _ in range(10)]
+        assert reads == [200] * 10
+        said = log.read_text()
+    assert "Autorestarting worker" not in said
+    assert (
+        "Hosted sessions live in this process's memory: a restart, a reload (SIGHUP) or a "
+        "worker replaced (timeout, out of memory) loses every one of them; set REDIS_URL to "
+        "keep them in Redis (max_requests is off: each replacement would lose them)"
+    ) in said
