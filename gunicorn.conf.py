@@ -185,6 +185,12 @@ def post_worker_init(worker: Any) -> None:
     answer_refusals_as_problems()
 
 
+def worker_exit(server: Any, worker: Any) -> None:
+    from service.shutdown import hand_over_on_exit
+
+    hand_over_on_exit(worker)
+
+
 def answer_refusals_as_problems() -> None:
     """gunicorn answers a request it cannot parse (a bad header, a request line too long, a
     Content-Length that is not a number) itself, before the app, with an HTML page: this

@@ -11,6 +11,7 @@ import requests
 
 from tests.gunicorn_server import gunicorn
 from tests.service.stream_sockets import Streams
+from tests.service.webhook_receiver import receiver
 
 STREAMS = 1000
 DRAINED = b"retry: 1000\n: this server is stopping; reconnect\n\n\r\n0\r\n\r\n"
@@ -81,3 +82,42 @@ def test_without_redis_a_worker_is_never_recycled_and_the_start_says_sessions_di
         "worker replaced (timeout, out of memory) loses every one of them; set REDIS_URL to "
         "keep them in Redis (max_requests is off: each replacement would lose them)"
     ) in said
+
+
+def test_a_deploy_hands_the_webhook_messages_its_workers_held_to_the_next_ones(
+    redis_url, tmp_path
+):
+    """Every worker stopped gracefully (a deploy) while a slow receiver is still being sent
+    a session's messages: the stopping worker finishes the message in flight and hands the
+    session back to the schedule, so the new workers send the rest at once, in order, not
+    once the old worker's claim has run out (WEBHOOK_TIMEOUT_SECONDS + 5 s, 65 s here)."""
+    with (
+        receiver() as hook,
+        gunicorn(
+            tmp_path / "gunicorn.log", REDIS_URL=redis_url, WEB_CONCURRENCY="2",
+            WEBHOOK_HOSTS="127.0.0.1", WEBHOOK_TIMEOUT_SECONDS="60", LOG_LEVEL="warning",
+        ) as server,
+    ):  # fmt: skip
+        hook.delay = 0.5
+        body = {"game": "basra", "seats": [{"type": "human"}] * 2, "webhook": {"url": hook.url}}
+        created = requests.post(f"{server.url}/v1/sessions", json=body, timeout=30).json()
+        url = f"{server.url}/v1/sessions/{created['id']}"
+        seats = [{"Authorization": f"Bearer {seat['token']}"} for seat in created["seats"]]
+        for turn in range(6):  # a turn message a version: more than one pass of 0.5 s
+            view = requests.get(url, headers=seats[turn % 2], timeout=30).json()
+            move = {"move": view["moves"][0], "version": view["version"]}
+            assert requests.post(f"{url}/moves", json=move, headers=seats[turn % 2],
+                                 timeout=30).status_code == 200  # fmt: skip
+        old = server.workers()
+        for worker in old:
+            os.kill(worker, signal.SIGTERM)
+        wanted = [("session.turn", version) for version in range(7)]
+
+        def sent() -> list[tuple[str, int]]:
+            return [(message["type"], message["data"]["version"]) for message in hook.delivered()]
+
+        deadline = time.monotonic() + 30  # far below the old workers' 65 s claims
+        while sent() != wanted and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert sent() == wanted
+        assert not set(old) & set(server.workers())
