@@ -1,11 +1,13 @@
 """A gracefully stopping gunicorn worker answers its waiting readers at once.
 
-On SIGTERM (a deploy, `kill -HUP` of the master, a scale-down) gunicorn stops accepting
-and waits up to graceful_timeout for the requests in flight, then drops whatever is left
-with no answer. A long poll would wait its whole bound (LONG_POLL_SECONDS) and then be
-dropped; instead every waiting poll answers what it has ([] when nothing came) as soon as
-the worker is told to stop, and its client polls again, on a live worker. An event stream
-closes likewise, and its client resumes with Last-Event-ID on a live worker.
+On SIGTERM (a deploy, `kill -HUP` of the master, a scale-down) or its own max_requests,
+gunicorn's worker stops accepting (within a second: its loop looks once a second) and waits
+up to graceful_timeout for the requests in flight, then drops whatever is left with no
+answer. A long poll would wait its whole bound (LONG_POLL_SECONDS) and then be dropped;
+instead every waiting poll answers what it has ([] when nothing came) as soon as the worker
+is told to stop, and its client polls again, on a live worker once this one no longer
+accepts. An event stream ends likewise, whole, its last message asking its client to come
+back after a second (`retry:`), and its client resumes with Last-Event-ID on a live worker.
 
 Once the worker has served its last request, before its process ends, its turn timers and
 webhook deliveries hand what they hold back to their schedules, for the workers that live
