@@ -7,6 +7,7 @@ import signal
 import time
 from pathlib import Path
 
+import redis
 import requests
 
 from tests.gunicorn_server import gunicorn
@@ -37,7 +38,8 @@ def test_a_graceful_stop_ends_1000_idle_streams_whole_within_the_graceful_timeou
 ):
     """SIGTERM to the master (a deploy, a scale-down) with 1,000 idle streams open: each
     ends whole (its last chunk, then the end of the chunked body) asking its client to come
-    back, and the workers exit before gunicorn's graceful_timeout would cut anything."""
+    back, its place under MAX_WAITERS_PER_TOKEN is given back, and the workers exit before
+    gunicorn's graceful_timeout would cut anything."""
     log = tmp_path / "gunicorn.log"
     with gunicorn(
         log, REDIS_URL=redis_url, WEB_CONCURRENCY="2", MAX_WAITERS_PER_TOKEN=str(STREAMS),
@@ -59,6 +61,8 @@ def test_a_graceful_stop_ends_1000_idle_streams_whole_within_the_graceful_timeou
     said = log.read_text()
     assert "Worker graceful timeout" not in said
     assert "SIGKILL" not in said
+    with redis.Redis.from_url(redis_url) as client:  # every place given back, none left to lapse
+        assert not list(client.scan_iter("cards:{readers:*"))
 
 
 def test_without_redis_a_worker_is_never_recycled_and_the_start_says_sessions_die_with_it(
