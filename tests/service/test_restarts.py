@@ -125,3 +125,32 @@ def test_a_deploy_hands_the_webhook_messages_its_workers_held_to_the_next_ones(
             time.sleep(0.1)
         assert sent() == wanted
         assert not set(old) & set(server.workers())
+
+
+def test_turn_timers_fire_once_every_worker_killed_is_replaced(redis_url, tmp_path):
+    """Every worker SIGKILLed (the out-of-memory killer, a crash) just before a turn timer
+    is due, with nobody connected: the workers gunicorn starts in their place fire it, and
+    the next, each once, from the schedule in Redis."""
+    with gunicorn(
+        tmp_path / "gunicorn.log", REDIS_URL=redis_url, WEB_CONCURRENCY="2",
+        TIMER_SCAN_SECONDS="0.2", LOG_LEVEL="warning",
+    ) as server:  # fmt: skip
+        body = {"game": "basra", "seats": [{"type": "human"}] * 2, "turn_seconds": 1,
+                "spectators": 1}  # fmt: skip
+        created = requests.post(f"{server.url}/v1/sessions", json=body, timeout=30).json()
+        old = server.workers()
+        for worker in old:
+            os.kill(worker, signal.SIGKILL)
+        key = f"cards:{{{created['id']}}}:session"
+        with redis.Redis.from_url(redis_url) as client:  # watched in Redis: nobody calls
+            deadline = time.monotonic() + 30
+            while int(client.hget(key, "version")) < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)
+        spectator = {"Authorization": f"Bearer {created['spectators'][0]['token']}"}
+        url = f"{server.url}/v1/sessions/{created['id']}/events"
+        events = requests.get(url, params={"after": 0}, headers=spectator, timeout=30).json()
+        timeouts = [event for event in events if event["type"] == "timeout"]
+        assert timeouts[:2] == [{"type": "timeout", "seat": 0, "version": 1},
+                                {"type": "timeout", "seat": 1, "version": 2}]  # fmt: skip
+        assert [event["version"] for event in timeouts] == list(range(1, len(timeouts) + 1))
+        assert not set(old) & set(server.workers())
