@@ -11,6 +11,7 @@ import redis
 import requests
 
 from tests.gunicorn_server import gunicorn
+from tests.service.live_client import Stream
 from tests.service.stream_sockets import Streams
 from tests.service.webhook_receiver import receiver
 
@@ -94,7 +95,9 @@ def test_a_deploy_hands_the_webhook_messages_its_workers_held_to_the_next_ones(
     """Every worker stopped gracefully (a deploy) while a slow receiver is still being sent
     a session's messages: the stopping worker finishes the message in flight and hands the
     session back to the schedule, so the new workers send the rest at once, in order, not
-    once the old worker's claim has run out (WEBHOOK_TIMEOUT_SECONDS + 5 s, 65 s here)."""
+    once the old worker's claim has run out (WEBHOOK_TIMEOUT_SECONDS + 5 s, 65 s here). A
+    stream open across it ends asking its client back, and resumed with Last-Event-ID it
+    misses no version and repeats none."""
     with (
         receiver() as hook,
         gunicorn(
@@ -107,15 +110,29 @@ def test_a_deploy_hands_the_webhook_messages_its_workers_held_to_the_next_ones(
         created = requests.post(f"{server.url}/v1/sessions", json=body, timeout=30).json()
         url = f"{server.url}/v1/sessions/{created['id']}"
         seats = [{"Authorization": f"Bearer {seat['token']}"} for seat in created["seats"]]
-        for turn in range(6):  # a turn message a version: more than one pass of 0.5 s
-            view = requests.get(url, headers=seats[turn % 2], timeout=30).json()
-            move = {"move": view["moves"][0], "version": view["version"]}
-            assert requests.post(f"{url}/moves", json=move, headers=seats[turn % 2],
-                                 timeout=30).status_code == 200  # fmt: skip
-        old = server.workers()
-        for worker in old:
-            os.kill(worker, signal.SIGTERM)
-        wanted = [("session.turn", version) for version in range(7)]
+
+        def play(turns: range) -> None:
+            for turn in turns:
+                view = requests.get(url, headers=seats[turn % 2], timeout=30).json()
+                move = {"move": view["moves"][0], "version": view["version"]}
+                assert requests.post(f"{url}/moves", json=move, headers=seats[turn % 2],
+                                     timeout=30).status_code == 200  # fmt: skip
+
+        token = created["seats"][0]["token"]
+        with Stream(url, token, params={"after": 0}) as first:
+            play(range(6))  # a turn message a version: more than one pass of 0.5 s
+            first.until_version(6)
+            old = server.workers()
+            for worker in old:
+                os.kill(worker, signal.SIGTERM)
+            assert first.wait_for(lambda stream: stream.closed)
+        assert first.raw.endswith(b"retry: 1000\n: this server is stopping; reconnect\n\n")
+        play(range(6, 8))
+        resume = {"Last-Event-ID": str(first.versions()[-1])}
+        with Stream(url, token, headers=resume) as second:
+            second.until_version(8)
+        assert first.versions() + second.versions() == list(range(1, 9))
+        wanted = [("session.turn", version) for version in range(9)]
 
         def sent() -> list[tuple[str, int]]:
             return [(message["type"], message["data"]["version"]) for message in hook.delivered()]
