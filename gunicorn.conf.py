@@ -2,6 +2,7 @@
 
 import logging
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -176,6 +177,20 @@ def child_exit(server: Any, worker: Any) -> None:
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    """A new worker sets its own signal handlers only once gevent has patched it: until
+    then a SIGTERM (a stop just after a worker was replaced: an out-of-memory kill, a
+    recycle) went to the master's handler, inherited and useless here, and the worker served
+    on, from the listening socket it inherited, until the master SIGKILLed it at
+    graceful_timeout, cutting whatever it was answering. Until its own handler is set, a
+    SIGTERM ends its loop as soon as that starts (gunicorn's handler does no more)."""
+
+    def stop(signum: int, frame: Any) -> None:
+        worker.alive = False
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def post_worker_init(worker: Any) -> None:

@@ -171,3 +171,22 @@ def test_turn_timers_fire_once_every_worker_killed_is_replaced(redis_url, tmp_pa
                                 {"type": "timeout", "seat": 1, "version": 2}]  # fmt: skip
         assert [event["version"] for event in timeouts] == list(range(1, len(timeouts) + 1))
         assert not set(old) & set(server.workers())
+
+
+def test_a_worker_told_to_stop_while_it_boots_stops(redis_url, tmp_path):
+    """A SIGTERM that reaches a worker gunicorn has just forked (a stop right after a worker
+    was replaced), before gunicorn sets the worker's own handlers: the worker stops once
+    booted, rather than serve on until the master SIGKILLs it mid-answer."""
+    with gunicorn(tmp_path / "gunicorn.log", REDIS_URL=redis_url, WEB_CONCURRENCY="1",
+                  LOG_LEVEL="warning") as server:  # fmt: skip
+        old = server.workers()
+        os.kill(old[0], signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while not (new := set(server.workers()) - set(old)) and time.monotonic() < deadline:
+            pass  # no sleep: the new worker is caught as soon as it is forked
+        (booting,) = new
+        os.kill(booting, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while booting in server.workers() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert booting not in server.workers()
