@@ -44,7 +44,7 @@ def test_a_graceful_stop_ends_1000_idle_streams_whole_within_the_graceful_timeou
     log = tmp_path / "gunicorn.log"
     with gunicorn(
         log, REDIS_URL=redis_url, WEB_CONCURRENCY="2", MAX_WAITERS_PER_TOKEN=str(STREAMS),
-        STREAM_PING_SECONDS="60", LOG_LEVEL="info", ACCESS_LOG="",
+        STREAM_PING_SECONDS="60", LOG_LEVEL="warning",
     ) as server:  # fmt: skip
         body = {"game": "basra", "seats": [{"type": "human"}] * 2, "spectators": 1}
         created = requests.post(f"{server.url}/v1/sessions", json=body, timeout=30).json()
