@@ -2,6 +2,7 @@
 
 import logging
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -40,11 +41,8 @@ worker_connections = setting("GUNICORN_WORKER_CONNECTIONS", "1000")
 # The rules engine is CPU-bound: one process per core. Without Redis (REDIS_URL or
 # REDIS_SENTINELS) hosted sessions live in one process's memory (the in-process store), so
 # then there is exactly one worker.
-workers = (
-    setting("WEB_CONCURRENCY", str(os.cpu_count() or 1))
-    if os.environ.get("REDIS_URL") or os.environ.get("REDIS_SENTINELS")
-    else 1
-)
+IN_PROCESS = not (os.environ.get("REDIS_URL") or os.environ.get("REDIS_SENTINELS"))
+workers = 1 if IN_PROCESS else setting("WEB_CONCURRENCY", str(os.cpu_count() or 1))
 threads = setting("GUNICORN_THREADS", "8")
 # Fair turns under gevent: gevent's recv returns at once when the next request of a
 # keep-alive connection has already arrived, so a connection whose client answers fast
@@ -151,6 +149,21 @@ def when_ready(server: Any) -> None:
         where = f"{url} (every interface)" if everywhere else url
         print(f"Serving on {where}: play at {url}/play, the API at {url}/docs/",
               file=sys.stderr, flush=True)  # fmt: skip
+    if IN_PROCESS:
+        print("Hosted sessions live in this process's memory: a restart, a reload (SIGHUP) or "
+              "a worker replaced (timeout, out of memory) loses every one of them; set "
+              "REDIS_URL to keep them in Redis"
+              + (" (max_requests is off: each replacement would lose them)"
+                 if server.cfg.max_requests else ""),
+              file=sys.stderr, flush=True)  # fmt: skip
+
+
+def pre_fork(server: Any, worker: Any) -> None:
+    """Without Redis the one worker holds every session: gunicorn's worker recycling
+    (max_requests, from the command line or GUNICORN_CMD_ARGS) would replace it, and every
+    session with it (a 404 to each of their clients), every so many requests."""
+    if IN_PROCESS:
+        worker.max_requests = sys.maxsize  # what gunicorn sets when max_requests is 0
 
 
 def on_starting(server: Any) -> None:
@@ -166,11 +179,31 @@ def child_exit(server: Any, worker: Any) -> None:
     multiprocess.mark_process_dead(worker.pid)
 
 
+def post_fork(server: Any, worker: Any) -> None:
+    """A new worker sets its own signal handlers only once gevent has patched it: until
+    then a SIGTERM (a stop just after a worker was replaced: an out-of-memory kill, a
+    recycle) went to the master's handler, inherited and useless here, and the worker served
+    on, from the listening socket it inherited, until the master SIGKILLed it at
+    graceful_timeout, cutting whatever it was answering. Until its own handler is set, a
+    SIGTERM ends its loop as soon as that starts (gunicorn's handler does no more)."""
+
+    def stop(signum: int, frame: Any) -> None:
+        worker.alive = False
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def post_worker_init(worker: Any) -> None:
     from service.shutdown import answer_long_polls_on_stop
 
     answer_long_polls_on_stop(worker)
     answer_refusals_as_problems()
+
+
+def worker_exit(server: Any, worker: Any) -> None:
+    from service.shutdown import hand_over_on_exit
+
+    hand_over_on_exit(worker)
 
 
 def answer_refusals_as_problems() -> None:

@@ -28,6 +28,7 @@ is done, even when two deliverers hold the same session after a lease ran out (t
 a duplicate, which at-least-once allows; `webhook-id` tells them apart).
 """
 
+import contextlib
 import heapq
 import ipaddress
 import logging
@@ -640,6 +641,8 @@ class Deliveries:
         while not self._stopping.is_set():
             self._wake.wait(self._wait())
             self._wake.clear()
+            if self._stopping.is_set():  # woken to stop: nothing more is claimed here
+                return
             try:
                 self.deliver_due()
             except StoreUnavailable as error:  # said once an outage, not once a scan
@@ -657,6 +660,26 @@ class Deliveries:
     def _failed(self, error: StoreUnavailable) -> None:
         self.failed_at = time.monotonic()
         self.outage.failed(error)
+
+    def hand_over(self, within: float) -> None:
+        """This worker exits: its loop claims nothing more, each pass in flight stops after
+        the message it is sending and hands its session back to the schedule, due at once,
+        and so do the sessions committed here but not yet taken up; for the workers that
+        live on to deliver now, not once this worker's claim has run out. Waits at most
+        `within` seconds for the passes (what one still holds then waits out its lease)."""
+        self._stopping.set()
+        self._wake.set()
+        deadline = time.monotonic() + within
+        if self._loop is not None:
+            self._loop.join(within)
+        for _ in range(CONCURRENT):  # every slot free: no pass left in flight
+            if not self._slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                break
+        with self._committed_lock:
+            committed, self._committed = list(self._committed.items()), {}
+        for session_id, (mark, _) in committed:
+            with contextlib.suppress(StoreUnavailable):  # else its claim runs out
+                self.schedule.settle(session_id, mark, self.clock())
 
     def close(self) -> None:
         self._stopping.set()

@@ -23,7 +23,7 @@ from service.hosted.timers import Timers
 from service.store import StoreUnavailable
 
 CHECK_SECONDS = 1.0  # a reader whose client went away is freed within this (and a bit)
-RECONNECT_MS = 1000  # when a stream cut by a store outage asks its client to come back
+RECONNECT_MS = 1000  # when a stream the server cuts short asks its client to come back
 SHORTEST_WAIT = 0.05  # a due timer that could not be fired is looked at again after this
 
 Gone = Callable[[], bool]
@@ -172,7 +172,8 @@ class Messages:
             for news in self.follow:
                 if news is Signal.ENDED:
                     yield "event: end\ndata: {}\n\n"
-                elif news is Signal.QUIET:
+                    return
+                if news is Signal.QUIET:
                     yield ": ping\n\n"
                 else:
                     for events in news:
@@ -183,4 +184,15 @@ class Messages:
             # The store out of reach: the stream ends here, whole, and its client comes back
             # with Last-Event-ID (an EventSource by itself, after `retry` ms). No log line or
             # traceback per stream: the outage is logged once, by the background loops.
-            yield f"retry: {RECONNECT_MS}\n: the session store is unavailable; reconnect\n\n"
+            yield reconnect("the session store is unavailable")
+            return
+        if self.follow.hub.draining:
+            # This worker stops (a deploy, a restart): the stream ends whole, and its client
+            # comes back to a live worker, as after an outage.
+            yield reconnect("this server is stopping")
+
+
+def reconnect(why: str) -> str:
+    """The last message of a stream the server cuts short: its client reconnects (with
+    Last-Event-ID) after RECONNECT_MS, an EventSource by itself."""
+    return f"retry: {RECONNECT_MS}\n: {why}; reconnect\n\n"

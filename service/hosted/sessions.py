@@ -558,6 +558,14 @@ class Sessions:
                 raise not_found() from None
             return record, None, True
 
+    def hand_over(self, within: float) -> None:
+        """This worker exits, its last request served: its timer scanner and webhook
+        deliveries stop, and what they held goes back to their schedules for the workers
+        that live on (within `within` seconds), not once its claims have run out."""
+        self.timers.close()
+        if self.deliveries is not None:
+            self.deliveries.hand_over(within)
+
     def close(self) -> None:
         """Stop the scanner, wake every waiting reader, release connections."""
         self.timers.close()

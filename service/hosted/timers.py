@@ -102,5 +102,10 @@ class Timers:
                     self.outage.succeeded()
 
     def close(self) -> None:
+        """Stop the scanner, once a scan under way has settled what it claimed: a process
+        that exits mid-scan holds its claims for TIMER_LEASE_SECONDS, and their timers fire
+        that late."""
         self._stopping.set()
+        if self._scanner is not None:
+            self._scanner.join(TIMER_LEASE_SECONDS)
         self.schedule.close()

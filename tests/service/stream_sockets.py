@@ -80,6 +80,16 @@ class Streams:
             self.connect(stream.session_id, stream.token, stream.after)
         return len(refused)
 
+    def pinged(self, within: float, rounds: int = 5) -> bool:
+        """Pump until every stream has its first ping, opening again (up to `rounds` times)
+        those answered 503: streams opened at once queue for a worker's bounded Redis pool,
+        and one that waited too long is refused, to be opened again as a client would."""
+        for _ in range(rounds):
+            self.until(lambda: all(s.has(b": ping") or s.refused() for s in self.open), within)
+            if not self.reopen_refused():
+                break
+        return all(stream.has(b": ping") for stream in self.open)
+
     def close(self) -> None:
         for stream in self.open:
             with contextlib.suppress(KeyError, ValueError):

@@ -355,6 +355,20 @@ def test_an_emptied_outbox_keeps_its_claim_until_the_lease_then_a_scan_drops_it(
     assert len(hook.received) == 1 and created["id"] in hook.received[0].body.decode()
 
 
+def test_a_worker_that_exits_hands_what_was_committed_on_it_to_the_others_at_once(
+    sessions, clock, hook
+):
+    """A commit plans its session claimed by its own worker for a lease: a worker that exits
+    (a deploy) before its loop took the session up hands it back, due at once, for another
+    worker's next scan, not once the lease has run out."""
+    deliveries = sessions.deliveries
+    created = create(sessions, hook.url)
+    assert deliveries.schedule.claim(clock.now, 1.0) == []  # the committing worker's claim
+    deliveries.hand_over(1.0)
+    assert [claimed for claimed, _ in deliveries.schedule.claim(clock.now, 1.0)] == [created["id"]]
+    assert hook.received == []
+
+
 def test_a_redirect_is_not_followed(sessions, clock, hook):
     hook.failing, hook.failure = 1, 302
     create(sessions, hook.url)

@@ -34,6 +34,7 @@ class Receiver:
     fail_every: int = 0  # and, when set, every request whose count is a multiple of it
     status: int = 204
     failure: int = 500
+    delay: float = 0.0  # seconds each request waits for its answer (a slow receiver)
     lock: threading.Lock = field(default_factory=threading.Lock)
     open: set = field(default_factory=set)  # the sockets of the connections it holds open
     connections: int = 0  # how many it accepted in all
@@ -85,6 +86,7 @@ def receiver(path: str = "/hooks") -> Iterator[Receiver]:
         def do_POST(self) -> None:
             got = holder[0]
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            time.sleep(got.delay)
             headers = {key.lower(): value for key, value in self.headers.items()}
             with got.lock:
                 fail = got.failing > 0

@@ -108,3 +108,15 @@ def test_a_stream_the_store_fails_under_ends_whole_asking_its_client_back(open_h
     rest = list(messages)
     assert rest[-1] == "retry: 1000\n: the session store is unavailable; reconnect\n\n"
     assert sessions.hub.waiting() == 0
+
+
+def test_a_stream_of_a_stopping_worker_ends_whole_asking_its_client_back(open_hosted):
+    """A worker told to stop (a deploy) drains its hub: a waiting stream ends at once, its
+    last message asking its client to reconnect elsewhere, and its reader's place is freed."""
+    sessions = open_hosted(STREAM_PING_SECONDS=60)
+    created = sessions.create({"game": "basra", "seats": HUMANS}, None)
+    messages = sessions.stream(created["id"], f"Bearer {created['seats'][0]['token']}", None)
+    assert next(messages) == ": ping\n\n"
+    sessions.hub.drain()
+    assert list(messages) == ["retry: 1000\n: this server is stopping; reconnect\n\n"]
+    assert sessions.hub.waiting() == 0
