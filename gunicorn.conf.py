@@ -171,6 +171,7 @@ def post_worker_init(worker: Any) -> None:
 
     answer_long_polls_on_stop(worker)
     answer_refusals_as_problems()
+    name_refused_header_lines_only(worker)
 
 
 def answer_refusals_as_problems() -> None:
@@ -192,6 +193,25 @@ def answer_refusals_as_problems() -> None:
         util.write_nonblock(sock, head.encode("latin-1") + body)
 
     util.write_error = write_error
+
+
+def name_refused_header_lines_only(worker: Any) -> None:
+    """gunicorn refuses a header line that is not `Name: value` by quoting the whole line,
+    in its warning log line and in its answer: a client's `Authorization Bearer <token>`
+    (the colon forgotten) put the token in the log. Such a refusal says "a malformed header
+    line" instead. gunicorn's other refusals of a header name it by its upper-cased name
+    (`AUTHORIZATION` for a forbidden character in the value): those are kept."""
+    from gunicorn.http.errors import InvalidHeader
+
+    handle = worker.handle_error
+
+    def handle_error(req: Any, client: Any, addr: Any, exc: BaseException) -> None:
+        line = str(getattr(exc, "hdr", ""))
+        if isinstance(exc, InvalidHeader) and line.find(":") <= 0 and not line.isupper():
+            exc = InvalidHeader("a malformed header line", req=exc.req)
+        handle(req, client, addr, exc)
+
+    worker.handle_error = handle_error
 
 
 # The event loop's turn (libev's iteration count) when an answer was last written, and when

@@ -158,3 +158,16 @@ def test_a_preloaded_app_on_redis_answers_concurrent_hosted_moves(redis_url, tmp
         for thread in threads:
             thread.join()
     assert played == [20] * 16
+
+
+def test_a_refused_header_line_is_not_quoted_in_the_log_nor_the_answer(gunicorn):
+    """gunicorn quoted a header line without a colon whole, in its warning and its answer:
+    a client's `Authorization Bearer <token>` (colon forgotten) wrote the token to the log."""
+    base, log = gunicorn
+    token = "q" * 52
+    request = f"GET /livez HTTP/1.1\r\nAuthorization Bearer {token}\r\n".encode()
+    answer, body = raw_answer(base, request + b"Host: x\r\nConnection: close\r\n\r\n")
+    assert answer.status == 400
+    assert json.loads(body)["detail"] == "Invalid HTTP Header: 'a malformed header line'"
+    assert "Invalid HTTP Header: 'a malformed header line'" in log.read_text()
+    assert token not in log.read_text()
