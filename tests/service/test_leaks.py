@@ -110,6 +110,9 @@ class Hunt:
         answer = requests.request(method, self.base + path, timeout=30, **options)
         sent = options.get("json")
         move = sent.get("move") if isinstance(sent, dict) else None
+        said = answer.json() if answer.headers.get("Content-Type", "").endswith("json") else None
+        if isinstance(said, dict) and isinstance(said.get("version"), int):
+            version = said["version"]  # the version the answer shows
         self.seen.append(Seen(party, match, version, json.dumps(dict(answer.headers)), answer.text,
                               cards_in(json.dumps(move))))  # fmt: skip
         return answer
@@ -206,8 +209,6 @@ def play(hunt: Hunt, index: int, match: Match, rs: RedisServer) -> None:
         read = {seat: {**answer.json(), "etag": answer.headers["ETag"]}
                 for seat, answer in reads.items()}  # fmt: skip
         version = max(answer["version"] for answer in read.values())
-        for seen in hunt.seen[start:]:
-            seen.version = version
         hunt.call("spectator", match.spectator, "GET", path, index, version)
         hunt.call("owner", OWNER_KEY, "GET", path, index, version)
         if read[0]["view"]["status"] == "match_over":
@@ -224,12 +225,11 @@ def play(hunt: Hunt, index: int, match: Match, rs: RedisServer) -> None:
                       if key in ("card", "capture", "type", "cards")}  # fmt: skip
             for _ in range(2):  # the retry gets the first answer again
                 moved = hunt.call(f"seat{seat}", match.tokens[seat], "POST", f"{path}/moves",
-                                  index, version + 1, json={"move": chosen, "version": version},
+                                  index, json={"move": chosen, "version": version},
                                   headers={"Idempotency-Key": f"{match.id}-{version}"})  # fmt: skip
                 if moved.status_code == 409 and index == 0:
                     break  # the turn timer came first
                 assert moved.status_code == 200, moved.text
-                hunt.seen[-1].version = moved.json()["version"]
             turn += 1
         hunt.call("spectator", match.spectator, "GET", f"{path}/events", index, version,
                   params={"after": version})  # fmt: skip
