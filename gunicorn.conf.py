@@ -171,7 +171,7 @@ def post_worker_init(worker: Any) -> None:
 
     answer_long_polls_on_stop(worker)
     answer_refusals_as_problems()
-    name_refused_header_lines_only(worker)
+    unquote_refused_header_lines(worker)
 
 
 def answer_refusals_as_problems() -> None:
@@ -195,7 +195,7 @@ def answer_refusals_as_problems() -> None:
     util.write_error = write_error
 
 
-def name_refused_header_lines_only(worker: Any) -> None:
+def unquote_refused_header_lines(worker: Any) -> None:
     """gunicorn refuses a header line that is not `Name: value` by quoting the whole line,
     in its warning log line and in its answer: a client's `Authorization Bearer <token>`
     (the colon forgotten) put the token in the log. Such a refusal says "a malformed header
