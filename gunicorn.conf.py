@@ -91,7 +91,7 @@ class JsonAccessLogger(glogging.Logger):
             "time": self.now(),
             "remote": environ.get("REMOTE_ADDR", "-"),
             "method": environ.get("REQUEST_METHOD", "-"),
-            "path": environ.get("PATH_INFO", "-"),
+            "path": shown_path(environ.get("PATH_INFO", "-")),
             "query": environ.get("QUERY_STRING", ""),
             "status": status_code(resp),
             "bytes": "-" if getattr(resp, "sent", None) is None else str(resp.sent),
@@ -113,6 +113,26 @@ class JsonAccessLogger(glogging.Logger):
                         self.access_log.name, logging.INFO, "", 0, text, (), None))
         except Exception:
             self.error(traceback.format_exc())
+
+
+SESSIONS = "/v1/sessions/"
+
+
+def shown_path(path: str) -> str:
+    """A path as the log writes it: a session's segment only when it is an id this service
+    could have issued (as its 404 names it), else `<not-an-id>`. A client that put its token
+    where the id goes wrote the token to the access line."""
+    if not path.startswith(SESSIONS):
+        return path
+    from service.hosted.tokens import issued  # in a worker: the master never loads the app
+
+    session_id, slash, rest = path.removeprefix(SESSIONS).partition("/")
+    return path if issued(session_id) else f"{SESSIONS}<not-an-id>{slash}{rest}"
+
+
+def pre_request(worker: Any, req: Any) -> None:
+    """gunicorn's own debug line of each request, its path as the access line shows it."""
+    worker.log.debug("%s %s", req.method, shown_path(req.path))
 
 
 def status_code(resp: Any) -> int | None:

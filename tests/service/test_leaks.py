@@ -184,6 +184,7 @@ def provoke(hunt: Hunt, index: int, match: Match, seat: int, read: dict, rs: Red
     assert bad_after.status_code == 422
     as_key = hunt.call(me, token, "POST", "/v1/sessions", index, version, json={"game": "basra"})
     assert as_key.status_code == 401  # a seat token is never a key
+    assert hunt.call(me, token, "GET", f"/v1/sessions/{token}", index).status_code == 404  # a slip
     theirs = hunt.call("stranger", STRANGER_KEY, "GET", path, index, version)
     nobodys = hunt.call("stranger", STRANGER_KEY, "GET", f"/v1/sessions/{'0' * 26}")
     assert theirs.status_code == nobodys.status_code == 404
