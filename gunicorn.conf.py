@@ -89,7 +89,7 @@ class JsonAccessLogger(glogging.Logger):
             "time": self.now(),
             "remote": environ.get("REMOTE_ADDR", "-"),
             "method": environ.get("REQUEST_METHOD", "-"),
-            "path": environ.get("PATH_INFO", "-"),
+            "path": shown_path(environ.get("PATH_INFO", "-")),
             "query": environ.get("QUERY_STRING", ""),
             "status": status_code(resp),
             "bytes": "-" if getattr(resp, "sent", None) is None else str(resp.sent),
@@ -111,6 +111,26 @@ class JsonAccessLogger(glogging.Logger):
                         self.access_log.name, logging.INFO, "", 0, text, (), None))
         except Exception:
             self.error(traceback.format_exc())
+
+
+SESSIONS = "/v1/sessions/"
+
+
+def shown_path(path: str) -> str:
+    """A path as the log writes it: a session's segment only when it is an id this service
+    could have issued (as its 404 names it), else `<not-an-id>`. A client that put its token
+    where the id goes wrote the token to the access line."""
+    if not path.startswith(SESSIONS):
+        return path
+    from service.hosted.tokens import issued  # in a worker: the master never loads the app
+
+    session_id, slash, rest = path.removeprefix(SESSIONS).partition("/")
+    return path if issued(session_id) else f"{SESSIONS}<not-an-id>{slash}{rest}"
+
+
+def pre_request(worker: Any, req: Any) -> None:
+    """gunicorn's own debug line of each request, its path as the access line shows it."""
+    worker.log.debug("%s %s", req.method, shown_path(req.path))
 
 
 def status_code(resp: Any) -> int | None:
@@ -198,6 +218,7 @@ def post_worker_init(worker: Any) -> None:
 
     answer_long_polls_on_stop(worker)
     answer_refusals_as_problems()
+    unquote_refused_header_lines(worker)
 
 
 def worker_exit(server: Any, worker: Any) -> None:
@@ -225,6 +246,25 @@ def answer_refusals_as_problems() -> None:
         util.write_nonblock(sock, head.encode("latin-1") + body)
 
     util.write_error = write_error
+
+
+def unquote_refused_header_lines(worker: Any) -> None:
+    """gunicorn refuses a header line that is not `Name: value` by quoting the whole line,
+    in its warning log line and in its answer: a client's `Authorization Bearer <token>`
+    (the colon forgotten) put the token in the log. Such a refusal says "a malformed header
+    line" instead. gunicorn's other refusals of a header name it by its upper-cased name
+    (`AUTHORIZATION` for a forbidden character in the value): those are kept."""
+    from gunicorn.http.errors import InvalidHeader
+
+    handle = worker.handle_error
+
+    def handle_error(req: Any, client: Any, addr: Any, exc: BaseException) -> None:
+        line = str(getattr(exc, "hdr", ""))
+        if isinstance(exc, InvalidHeader) and line.find(":") <= 0 and not line.isupper():
+            exc = InvalidHeader("a malformed header line", req=exc.req)
+        handle(req, client, addr, exc)
+
+    worker.handle_error = handle_error
 
 
 # The event loop's turn (libev's iteration count) when an answer was last written, and when

@@ -158,3 +158,32 @@ def test_a_preloaded_app_on_redis_answers_concurrent_hosted_moves(redis_url, tmp
         for thread in threads:
             thread.join()
     assert played == [20] * 16
+
+
+def test_a_refused_header_line_is_not_quoted_in_the_log_nor_the_answer(gunicorn):
+    """gunicorn quoted a header line without a colon whole, in its warning and its answer:
+    a client's `Authorization Bearer <token>` (colon forgotten) wrote the token to the log."""
+    base, log = gunicorn
+    token = "q" * 52
+    request = f"GET /livez HTTP/1.1\r\nAuthorization Bearer {token}\r\n".encode()
+    answer, body = raw_answer(base, request + b"Host: x\r\nConnection: close\r\n\r\n")
+    assert answer.status == 400
+    assert json.loads(body)["detail"] == "Invalid HTTP Header: 'a malformed header line'"
+    assert "Invalid HTTP Header: 'a malformed header line'" in log.read_text()
+    assert token not in log.read_text()
+
+
+def test_a_token_put_where_a_session_id_goes_is_not_written_to_the_access_line(gunicorn):
+    """A client that sent its token in the path (GET /v1/sessions/<token>) had it written to
+    the access log; the path is written with `<not-an-id>` there, as its 404 names it."""
+    base, log = gunicorn
+    token = "q" * 52
+    answer = requests.get(f"{base}/v1/sessions/{token}/events", timeout=10)
+    assert answer.status_code == 404 and token not in answer.text
+    deadline = time.monotonic() + 10  # the access line is written after the answer
+    while answer.headers["X-Request-ID"] not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    (line,) = [line for line in lines if line.get("request_id") == answer.headers["X-Request-ID"]]
+    assert line["path"] == "/v1/sessions/<not-an-id>/events"
+    assert token not in log.read_text()

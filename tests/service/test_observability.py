@@ -18,7 +18,7 @@ from tests.service.hosted_games import Hosted, check_history, play_out, start
 
 HUMANS = [{"type": "human"}, {"type": "human"}]
 WITH_BOT = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
-CARD = re.compile(r"\b(?:10|[2-9JQKA])[CDHS]\b")
+CARD = re.compile(r"\b(?:10|[2-9TJQKA])[CDHS]\b")  # a ten is `TD` (`10D` on input)
 
 
 def samples(base: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
