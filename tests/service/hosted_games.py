@@ -107,7 +107,7 @@ def errors_logged(log: Path | None, most: int = 10) -> list[str]:
     """The last error lines of a server's log (a failure's cause, e.g. a 500's traceback)."""
     if log is None or not log.exists():
         return []
-    return [line for line in log.read_text().splitlines() if '"level": "ERROR"' in line][-most:]
+    return [line for line in log.read_text().splitlines() if '"level":"ERROR"' in line][-most:]
 
 
 def play_out(hosted: Hosted, turns: int = 5000) -> Hosted:
