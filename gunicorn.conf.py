@@ -129,8 +129,10 @@ def shown_path(path: str) -> str:
 
 
 def pre_request(worker: Any, req: Any) -> None:
-    """gunicorn's own debug line of each request, its path as the access line shows it."""
-    worker.log.debug("%s %s", req.method, shown_path(req.path))
+    """gunicorn's own debug line of each request, its path as the access line shows it
+    (the path looked at only when the line is written)."""
+    if worker.log.error_log.isEnabledFor(logging.DEBUG):
+        worker.log.debug("%s %s", req.method, shown_path(req.path))
 
 
 def status_code(resp: Any) -> int | None:
