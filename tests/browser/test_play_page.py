@@ -582,7 +582,7 @@ def test_a_reload_goes_back_to_the_match_and_a_gone_one_to_the_form(served, play
 
     player.delete_session(served)
     page.reload()
-    expect(page.locator("#problem")).to_contain_text("no session")
+    expect(page.locator("#problem")).to_contain_text("no such session")
     assert page.locator("#intro").is_visible() and page.locator("#board").is_hidden()
     assert page.locator("#new-match").get_attribute("open") is not None
     page.reload()  # the gone match is forgotten
