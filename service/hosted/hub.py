@@ -208,9 +208,9 @@ class Hub:
                 followed.watchers += 1
                 followed.learn(record.version, record.live.due_at)
                 watch = Watch(self, session_id, followed, followed.generation)
-            if first:
-                self.tune(session_id)
             try:
+                if first:
+                    self.tune(session_id)
                 yield watch
             finally:
                 with self.lock:
@@ -490,15 +490,17 @@ class RedisHub(Hub):
                         channels = [self.channel_of(session_id) for session_id in followed]
                         pubsub.subscribe(self.own_channel, *channels)
                         self._pubsub, self._channels = pubsub, followed
-                    self._relay(pubsub)
+                    try:
+                        self._relay(pubsub)
+                    finally:  # before the subscription is reset: a reset one would reconnect
+                        with self._tuning:
+                            self._pubsub, self._channels = None, set()
             except UNREACHABLE as error:
                 self.outage.failed(error)
             except Exception:  # anything else must not end the listener for good: this
                 # process's readers would then only ever wake at the end of their waits
                 log.exception("live hub: the listener failed; it subscribes again")
             finally:
-                with self._tuning:
-                    self._pubsub, self._channels = None, set()
                 self._subscribed.clear()
                 client.close()
             # Whatever was published while unsubscribed is unknown: every reader looks again.
