@@ -167,6 +167,20 @@ def card_lists(
     return listed(value, size, path, lambda item, at: cards(item, at, pack), each)
 
 
+def whole_pack(piles: list[Any], pack: frozenset[str]) -> bool:
+    """Whether `piles` are lists holding every card of `pack` exactly once, each in its
+    canonical form: the cards of a state as the engine writes it, checked in C with no
+    Python call per card (a fresh card's hash computed once). When not, the careful
+    readers name what is wrong."""
+    if set(map(type, piles)) != {list}:
+        return False
+    every = [*chain.from_iterable(piles)]
+    try:
+        return len(every) == len(pack) and set(every) == pack  # all the pack's, none twice
+    except TypeError:
+        return False  # something unhashable
+
+
 def integers(
     value: object, size: int, path: str, each: str, minimum: int | None = None
 ) -> tuple[int, ...]:

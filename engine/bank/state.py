@@ -165,14 +165,19 @@ def read_state(data: object) -> State:
         raise fields.under_rules(error) from error
     common, personal = read_trumps(data["trumps"], seats)
     dealer = fields.seat(data["dealer"], seats, "dealer")
-    hands = fields.card_lists(data["hands"], seats, "hands", CARDS, "seat")
-    stock = card_list(data["stock"], "stock")
-    bank = read_bank(data["bank"], seats)
+    # The cards of a form as the engine writes it are checked in one go; any other form's
+    # are read field by field, in the contract's order, each named where it is wrong.
+    plain = plain_cards(data, seats)
+    hands = plain[0] if plain else fields.card_lists(data["hands"], seats, "hands", CARDS, "seat")
+    stock = plain[1] if plain else card_list(data["stock"], "stock")
+    bank = plain[2] if plain else read_bank(data["bank"], seats)
     target = read_target(data["target"], seats)
     turn = fields.seat(data["turn"], seats, "turn", nullable=True)
     drawn = fields.boolean(data["drawn"], "drawn")
     out = read_out(data["out"], seats)
-    captured = fields.card_lists(data["captured"], seats, "captured", CARDS, "seat")
+    captured = (
+        plain[3] if plain else fields.card_lists(data["captured"], seats, "captured", CARDS, "seat")
+    )
     idle = fields.integer(data["idle"], "idle", minimum=0)
     starter = fields.seat(data["starter"], seats, "starter")
     scores = fields.integers(data["scores"], seats, "scores", "seat")
@@ -182,15 +187,16 @@ def read_state(data: object) -> State:
     winners = fields.ascending_seats(data["winners"], seats, "winners")
     tiebreak = read_tiebreak(data["tiebreak"], seats)
     seed = fields.seed(data.get("seed"), "seed")
-    # Cards are checked in the order given, so that a card twice is named where it was sent.
-    check_cards(hands, stock, bank, captured)
+    if plain is None:
+        # Checked in the order given, so that a card twice is named where it was sent.
+        check_cards(hands, stock, bank, captured)
+        hands, captured = tuple(map(canonical, hands)), tuple(map(canonical, captured))
     # Built as the tuple it is: State's own __new__ is a Python function taking every field
     # by name only to call tuple.__new__ (about 1 us of a read).
     state = tuple.__new__(
         State,
-        (rules, seats, dealer, common, personal, tuple(map(canonical, hands)), stock, bank,
-         target, turn, drawn, out, tuple(map(canonical, captured)), idle, starter, scores,
-         deal, status, winner, winners, tiebreak, seed),
+        (rules, seats, dealer, common, personal, hands, stock, bank, target, turn, drawn, out,
+         captured, idle, starter, scores, deal, status, winner, winners, tiebreak, seed),
     )  # fmt: skip
     check_trumps(state)
     check_target(state)
@@ -216,24 +222,36 @@ CLASSES: Final = frozenset((0, 1, 2))  # a suit's trump class; bools are refused
 
 
 def read_trumps(value: object, seats: int) -> tuple[tuple[int, int, int, int], tuple]:
+    # The plain form, checked in C: the classes of C, D, H and S in that order, each 0, 1
+    # or 2 (ints, never bools), and a suit or null per seat.
+    if type(value) is dict:
+        common, personal = value.get("common"), value.get("personal")
+        if (
+            type(common) is dict
+            and tuple(common) == SUIT_NAMES
+            and type(personal) is list
+            and len(personal) == seats
+        ):
+            classes = tuple(common.values())
+            try:
+                if (
+                    set(map(type, classes)) == {int}
+                    and CLASSES.issuperset(classes)
+                    and PERSONAL.issuperset(personal)
+                ):
+                    return classes, tuple(personal)
+            except TypeError:
+                pass  # something unhashable: the careful reading below names it
     trumps = fields.record(value, "trumps", ("common", "personal"))
     common = trumps["common"]
     if not isinstance(common, dict) or common.keys() != SUIT_KEYS:
         raise StateError("trumps.common", "must be an object giving the class of C, D, H and S")
-    classes = tuple(map(common.__getitem__, SUITS))
-    if set(map(type, classes)) != {int} or not CLASSES.issuperset(classes):
-        classes = tuple(
-            fields.integer(common[suit], f"trumps.common.{suit}", minimum=0, maximum=2)
-            for suit in SUITS
-        )
-    personal = trumps["personal"]
-    if type(personal) is list and len(personal) == seats:
-        try:
-            if PERSONAL.issuperset(personal):
-                return classes, tuple(personal)
-        except TypeError:
-            pass  # something unhashable: the careful reading below names it
-    return classes, fields.listed(personal, seats, "trumps.personal", suit_or_null, "seat")
+    classes = tuple(
+        fields.integer(common[suit], f"trumps.common.{suit}", minimum=0, maximum=2)
+        for suit in SUITS
+    )
+    personal = fields.listed(trumps["personal"], seats, "trumps.personal", suit_or_null, "seat")
+    return classes, personal
 
 
 # The suits as a tuple: membership by equality, so that a value of any JSON type is refused
@@ -254,19 +272,6 @@ TARGET_KEYS: Final = frozenset(("card", "by", "virtual"))
 
 
 def read_bank(value: object, seats: int) -> tuple[Entry, ...]:
-    if value == []:
-        return ()  # an empty bank: after a capture, or before the first lay
-    # The plain form, checked in C (no Python call per entry): objects with card and by.
-    if type(value) is list and set(map(type, value)) == {dict}:
-        try:
-            entries = list(map(CARD_AND_BY, value))
-            cards, laid_by = zip(*entries)
-            plain = CARDS.issuperset(cards)
-        except (KeyError, TypeError):
-            plain = False  # a key missing, or something unhashable: the careful reading names it
-        # Laid by seats (ints, never bools), but for a pack card at the bottom.
-        if plain and fields.are_seats(laid_by[1:] if laid_by[0] is None else laid_by, seats):
-            return tuple(map(tuple.__new__, repeat(Entry), entries))
     if not isinstance(value, list):
         raise StateError("bank", "must be a list of {card, by}, bottom to top")
     bank = []
@@ -280,6 +285,49 @@ def read_bank(value: object, seats: int) -> tuple[Entry, ...]:
     return tuple(bank)
 
 
+Cards = tuple[str, ...]
+PlainCards = tuple[tuple[Cards, ...], Cards, tuple[Entry, ...], tuple[Cards, ...]]
+
+
+def plain_cards(data: dict, seats: int) -> PlainCards | None:
+    """Hands, stock, bank and captured piles of a form as the engine writes it (hands and
+    piles then put in canonical order), its cards checked at once: a list per seat of
+    hands and of piles, the bank's entries plain, and every card of the pack exactly once.
+    None for any other form, which the careful readers then read and name what is wrong
+    with."""
+    hands, stock, captured = data["hands"], data["stock"], data["captured"]
+    entries = plain_entries(data["bank"], seats)
+    if (
+        entries is None
+        or type(hands) is not list
+        or type(captured) is not list
+        or len(hands) != seats
+        or len(captured) != seats
+        or not fields.whole_pack([*hands, stock, [*map(itemgetter(0), entries)], *captured], CARDS)
+    ):
+        return None
+    bank = tuple(map(tuple.__new__, repeat(Entry), entries))
+    return tuple(map(canonical, hands)), tuple(stock), bank, tuple(map(canonical, captured))
+
+
+def plain_entries(value: object, seats: int) -> list[tuple[object, object]] | None:
+    """The (card, by) of each entry of a plain bank, checked in C: objects with card and
+    by, laid by seats (ints, never bools) but for a pack card at the bottom; its cards are
+    left to the caller. None for anything else."""
+    if value == []:
+        return []  # an empty bank: after a capture, or before the first lay
+    if type(value) is not list or set(map(type, value)) != {dict}:
+        return None
+    try:
+        entries = list(map(CARD_AND_BY, value))
+    except KeyError:
+        return None
+    laid_by = [*map(itemgetter(1), entries)]
+    if laid_by[0] is None:
+        del laid_by[0]  # a pack card at the bottom
+    return entries if fields.are_seats(laid_by, seats) else None
+
+
 def read_target(value: object, seats: int) -> Target | None:
     if value is None:
         return None
@@ -288,7 +336,7 @@ def read_target(value: object, seats: int) -> Target | None:
         if (
             type(card) is str
             and card in CARDS
-            and (by is None or fields.are_seats((by,), seats))
+            and (by is None or (type(by) is int and 0 <= by < seats))
             and type(virtual) is bool
         ):
             return tuple.__new__(Target, (card, by, virtual))
@@ -339,9 +387,6 @@ def read_tiebreak(value: object, seats: int) -> Tiebreak | None:
 
 
 # --- consistency across fields ----------------------------------------------------------
-
-
-Cards = tuple[str, ...]
 
 
 def card_places(

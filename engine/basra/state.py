@@ -87,10 +87,15 @@ def read_state(data: object) -> State:
         raise fields.under_rules(error) from error
     dealer = fields.seat(data["dealer"], seats, "dealer")
     turn = fields.seat(data["turn"], seats, "turn", nullable=True)
-    hands = fields.card_lists(data["hands"], seats, "hands", CARDS, "seat")
-    table = card_list(data["table"], "table")
-    stock = card_list(data["stock"], "stock")
-    captured = fields.card_lists(data["captured"], SIDES, "captured", CARDS, "side")
+    # The cards of a form as the engine writes it are checked in one go; any other form's
+    # are read field by field, each named where it is wrong.
+    plain = plain_cards(data, seats)
+    hands = plain[0] if plain else fields.card_lists(data["hands"], seats, "hands", CARDS, "seat")
+    table = plain[1] if plain else card_list(data["table"], "table")
+    stock = plain[2] if plain else card_list(data["stock"], "stock")
+    captured = (
+        plain[3] if plain else fields.card_lists(data["captured"], SIDES, "captured", CARDS, "side")
+    )
     basras = read_basras(data["basras"])
     last_capturer = fields.seat(data["last_capturer"], seats, "last_capturer", nullable=True)
     scores = fields.integers(data["scores"], SIDES, "scores", "side", minimum=0)
@@ -106,11 +111,34 @@ def read_state(data: object) -> State:
         (rules, seats, dealer, turn, hands, table, stock, captured, basras, last_capturer,
          scores, carry, number, status, winner, seed),
     )  # fmt: skip
-    check_cards(state)
+    if plain is None:
+        check_cards(state)
     check_deal(state)
     check_piles(state)
     check_outcome(state)
     return state
+
+
+Cards = tuple[str, ...]
+
+
+def plain_cards(
+    data: dict, seats: int
+) -> tuple[tuple[Cards, ...], Cards, Cards, tuple[Cards, ...]] | None:
+    """Hands, table, stock and captured piles of a form as the engine writes it, its cards
+    checked at once: a list per seat of hands, one per side of piles, and every card of the
+    pack exactly once. None for any other form, which the careful readers then read and
+    name what is wrong with."""
+    hands, table, stock, captured = data["hands"], data["table"], data["stock"], data["captured"]
+    if (
+        type(hands) is list
+        and type(captured) is list
+        and len(hands) == seats
+        and len(captured) == SIDES
+        and fields.whole_pack([*hands, table, stock, *captured], CARDS)
+    ):
+        return tuple(map(tuple, hands)), tuple(table), tuple(stock), tuple(map(tuple, captured))
+    return None
 
 
 def count(value: object, path: str) -> int:

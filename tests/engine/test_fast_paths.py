@@ -2,6 +2,7 @@
 path does, for bad input above all."""
 
 import copy
+import random
 
 import pytest
 from hypothesis import given
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 
 from engine import bank
 from engine.bank import State as BankState
+from engine.bank import state as bank_state
 from engine.bank.cards import DECK as BANK_DECK
 from engine.bank.cards import QUADS, RUNS
 from engine.bank.moves import QUAD_MOVES, RUN_MOVES, free_plays
@@ -22,8 +24,11 @@ from engine.basra import (
     legal_moves,
     new_game,
 )
+from engine.basra import state as basra_state
 from engine.basra.moves import card_moves, clear_caches, hand_moves, is_final_card, sum_captures
 from engine.cards import RANKS, canonical
+from engine.errors import GameError
+from engine.game import games
 from tests.engine.builders import LEVANTINE, single_play
 
 # A 3-seat position with a pack card under a laid one and personal trumps.
@@ -261,3 +266,83 @@ def test_the_free_plays_read_off_tables_are_the_quads_and_runs_a_hand_holds(card
     quads = [move for rank in ranks if cards >= set(QUADS[rank]) for move in QUAD_MOVES[rank]]
     runs = [move for run in RUNS if cards >= set(run) for move in RUN_MOVES[run]]
     assert free_plays(hand) == (*quads, *runs)
+
+
+# --- A state's cards: checked at once in the plain form, else read field by field ---------
+
+STATES = {"basra": basra_state, "bank": bank_state}
+PILES = {  # per game, the fields holding cards: a list per seat or side, or one list
+    "basra": {"hands": True, "table": False, "stock": False, "captured": True},
+    "bank": {"hands": True, "stock": False, "bank": False, "captured": True},
+}
+
+
+def played_form(name: str, seats: int, seed: int, moves: int) -> dict:
+    """The written form of a seeded random match of `name` after up to `moves` moves."""
+    game = games()[name]
+    catalogue = game.catalogue()
+    rng = random.Random(seed)
+    state = game.new({"preset": catalogue["default_preset"]}, seats, f"cards-{seed}")
+    for _ in range(moves):
+        if game.to_move(state) is None:
+            break
+        state, _ = game.apply(state, rng.choice(game.legal_moves(state)))
+    return game.write(state)
+
+
+def read_outcome(name: str, form: dict) -> object:
+    """What reading `form` gives: the state, or the error's kind, path and reason."""
+    try:
+        return games()[name].read(copy.deepcopy(form))
+    except GameError as error:
+        return type(error), error.path, error.reason
+
+
+@st.composite
+def damaged_forms(draw: st.DrawFn) -> tuple[str, dict]:
+    """A game's written form with one card, pile or bank entry replaced, dropped or added:
+    another card (twice then), another accepted spelling, a card of no pack, a value of
+    another JSON type."""
+    name = draw(st.sampled_from(sorted(PILES)))
+    game = games()[name]
+    seats = draw(st.sampled_from(sorted(game.catalogue()["seats"])))
+    form = played_form(name, seats, draw(st.integers(0, 10**6)), draw(st.integers(0, 40)))
+    field, per_seat = draw(st.sampled_from(sorted(PILES[name].items())))
+    holder = form[field][draw(st.integers(0, len(form[field]) - 1))] if per_seat else form[field]
+    some_card = draw(st.sampled_from(sorted(STATES[name].CARDS)))
+    value = draw(
+        st.sampled_from(
+            [some_card, some_card.lower(), some_card.replace("T", "10"), "2C", "ZZ", True, 7,
+             None, [some_card], {"card": some_card, "by": None}]
+        )
+    )  # fmt: skip
+    action = draw(st.sampled_from(["replace", "drop", "add", "whole"] if holder else ["add"]))
+    if action == "whole":
+        form[field] = value  # the whole field, not a list of piles (or of cards)
+        return name, form
+    index = draw(st.integers(0, len(holder) - 1)) if holder else 0
+    if field == "bank" and action != "drop":
+        value = {"card": value, "by": holder[index]["by"] if holder else None}
+    if action == "replace":
+        holder[index] = value
+    elif action == "drop":
+        del holder[index]
+    else:
+        holder.insert(index, value)
+    return name, form
+
+
+@given(damaged_forms())
+def test_the_cards_checked_at_once_read_as_the_careful_readers_read_them(damaged):
+    name, form = damaged
+    at_once = read_outcome(name, form)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(STATES[name], "plain_cards", lambda data, seats: None)
+        assert read_outcome(name, form) == at_once
+
+
+@pytest.mark.parametrize("name", sorted(PILES))
+def test_a_written_form_has_its_cards_checked_at_once(name):
+    for seed in range(20):
+        form = played_form(name, 2, seed, seed * 3)
+        assert STATES[name].plain_cards(form, form["seats"]) is not None
