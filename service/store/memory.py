@@ -34,14 +34,15 @@ class Record:
     history: list[str] = field(default_factory=list)  # the match record's items
     # The latest commit's nonce and what it answered: the same change committed again is
     # answered so (as the Redis store answers a commit its client's retry sent twice).
-    applied: Commit | None = None
-    nonce: str = ""
+    applied: tuple[str, Commit] | None = None
 
 
 def again(record: Record, change: Change) -> Commit | None:
     """The first answer to `change` when it is the session's latest commit already (it is
     committed again), else None."""
-    return record.applied if record.nonce == change.nonce else None
+    if record.applied is None or record.applied[0] != change.nonce:
+        return None
+    return record.applied[1]
 
 
 class MemoryStore(SessionStore):
@@ -105,9 +106,9 @@ class MemoryStore(SessionStore):
                 self._finished[session_id] = (record.history, time.monotonic() + self.record_ttl)
             if change.key is not None and change.answer is not None:
                 record.answers[change.key] = change.answer
-            record.applied = Commit(Outcome.APPLIED, version, None, epoch, heads, claimed)
-            record.nonce = change.nonce
-            return record.applied
+            commit = Commit(Outcome.APPLIED, version, None, epoch, heads, claimed)
+            record.applied = (change.nonce, commit)
+            return commit
 
     def answer(self, session_id: str, key: str) -> str | None:
         with self._lock:
