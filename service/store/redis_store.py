@@ -24,6 +24,9 @@ Key layout (one hash tag per session, so all its keys live on one Redis Cluster 
                                 (ms); ids of sessions that are gone are dropped as listed
     cards:{webhooks}:due        sorted set: session ids by when their outbox is due (ms),
                                 planned by COMMIT (outbox_schedule)
+    cards:{timers}:deadlines    sorted set: session ids by their turn's deadline (ms)
+    <schedule>:claim:<nonce>    string: the ids a scan of that schedule claimed (JSON), for
+                                the claim's lease (CLAIM)
 
 Every key of a session carries the idle TTL and every access refreshes all of them, so the
 stored answers expire with their session. Every write of a session, its creation included,
@@ -1152,11 +1155,19 @@ class RedisStore(SessionStore):
         self._probe.close()
 
 
-# KEYS: the schedule. ARGV: now ms, lease ms, most. Returns the claimed ids.
+# KEYS: the schedule, this claim's memo. ARGV: now ms, lease ms, most. Returns the claimed
+# ids. The memo keeps them for the lease: the same claim run again (redis-py's retry on a
+# fresh connection when the first one dropped before its reply came, as in a failover) is
+# answered as its first run was. Else it found its sessions claimed, by itself, and left
+# them to fire only once that lease ran out.
 CLAIM = """
+local earlier = redis.call('GET', KEYS[2])
+if earlier then return cjson.decode(earlier) end
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+if #due == 0 then return due end
 local mark = tonumber(ARGV[1]) + tonumber(ARGV[2])
 for _, id in ipairs(due) do redis.call('ZADD', KEYS[1], mark, id) end
+redis.call('SET', KEYS[2], cjson.encode(due), 'PX', ARGV[2])
 return due
 """
 
@@ -1196,8 +1207,9 @@ class RedisSchedule(Schedule):
 
     def claim(self, now: float, lease: float) -> list[tuple[str, float]]:
         mark = ms(now) + ms(lease)
+        memo = f"{self.KEY}:claim:{new_nonce()}"  # in the schedule's slot, by its hash tag
         with reachable():
-            due = self._claim(keys=[self.KEY], args=[ms(now), ms(lease), self.MOST])
+            due = self._claim(keys=[self.KEY, memo], args=[ms(now), ms(lease), self.MOST])
         return [(session_id, mark / 1000) for session_id in due]
 
     def settle(self, session_id: str, mark: float, deadline: float | None) -> None:

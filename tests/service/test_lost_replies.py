@@ -6,13 +6,14 @@ reply had come, and written once (no 409 for a client's own move)."""
 
 import hashlib
 import logging
+import time
 
 import orjson
 import pytest
 
 from service import create_app
-from service.store import Change, NewSession, RedisStore, redis_store
-from service.store.redis_store import ADMIT, COMMIT, DELETE, REMEMBER
+from service.store import Change, NewSession, RedisSchedule, RedisStore, redis_store
+from service.store.redis_store import ADMIT, CLAIM, COMMIT, DELETE, OUTBOX_SCHEDULE, REMEMBER
 from tests.redis_proxy import RedisProxy, proxy_to
 from tests.redis_server import free_port
 
@@ -20,6 +21,7 @@ COMMIT_SHA = hashlib.sha1(COMMIT.encode()).hexdigest()  # the script's id in Red
 DELETE_SHA = hashlib.sha1(DELETE.encode()).hexdigest()
 REMEMBER_SHA = hashlib.sha1(REMEMBER.encode()).hexdigest()
 ADMIT_SHA = hashlib.sha1(ADMIT.encode()).hexdigest()
+CLAIM_SHA = hashlib.sha1(CLAIM.encode()).hexdigest()
 WITH_BOT = [{"type": "human"}, {"type": "bot", "level": "greedy"}]
 
 
@@ -181,4 +183,23 @@ def test_a_reader_whose_admission_lost_its_reply_is_admitted(through_proxy):
     assert store.admit_reader("holder", "reader", 1, 10.0)
     assert dropped(proxies) == 1
     assert not store.admit_reader("holder", "another", 1, 10.0)  # the place is taken, once
+    store.close()
+
+
+@pytest.mark.parametrize("key", [RedisSchedule.KEY, OUTBOX_SCHEDULE])
+def test_a_schedule_claim_whose_reply_was_lost_claims_its_sessions(through_proxy, key):
+    """Its retry is answered with the sessions it claimed: they are not left claimed by
+    nobody until the lease runs out (a turn's timer that late after a failover)."""
+    settings, _ = through_proxy
+    store = RedisStore(settings["REDIS_URL"], 60, cluster=bool(settings.get("REDIS_CLUSTER")))
+    schedule = store.schedule(key)
+    now = time.time()
+    assert schedule.claim(now, 5.0) == []  # loads the script
+    schedule.plan("due", now - 1)
+    proxies = lose_the_next_reply(through_proxy, CLAIM_SHA)
+    claimed = schedule.claim(now, 5.0)
+    assert dropped(proxies) == 1
+    assert [session_id for session_id, _ in claimed] == ["due"]
+    schedule.settle("due", claimed[0][1], None)  # the claim's mark is the one Redis holds
+    assert schedule.claim(now + 10, 5.0) == []
     store.close()
