@@ -7,9 +7,10 @@ from typing import Any
 
 
 class LastListing:
-    """The moves listed last and the state they were listed for. A caller that lists and
-    then applies one of them (every computer player) has it trusted on that very state
-    instead of checked again; the state is held, so its identity cannot pass to another.
+    """The moves listed last and the state they were listed for, or the move read last for
+    a state. A caller that lists and then applies one of them (every computer player), or
+    reads a move and then applies it (a server), has it trusted on that very state instead
+    of checked again; the state is held, so its identity cannot pass to another.
     Only a hint: a listing from elsewhere in between makes the next check the full one.
     A game's hot path reads and sets `entry` itself, not through a method: a Python call
     less for every move of a playout."""

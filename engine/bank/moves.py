@@ -166,6 +166,15 @@ def legal_moves(state: State) -> list[Move]:
 
 
 def read_move(state: State, data: object) -> Move:
+    """`named_move`'s move, remembered as listed for `state` (LISTED): applying it there
+    trusts it rather than reading it again, as a server that reads a move, then applies it,
+    would."""
+    legal = named_move(state, data)
+    LISTED.entry = (state, (legal,))
+    return legal
+
+
+def named_move(state: State, data: object) -> Move:
     """The legal move `data` names: a Move or its JSON form (card input in any accepted
     form; a quad's four cards in any order, the last on top; a run in one of its two
     laying orders).

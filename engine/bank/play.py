@@ -12,7 +12,7 @@ from engine.bank.moves import (
     QUAD,
     Move,
     is_trump_king,
-    read_move,
+    named_move,
 )
 from engine.bank.rules import Rules, check_seats
 from engine.bank.scoring import breakdown, from_left, loser_of
@@ -130,7 +130,7 @@ def apply(state: State, move: object, *, deal_next: bool = True) -> tuple[State,
     if type(move) is Move and listed_for is state and move in listed:
         played = move
     else:
-        played = read_move(state, move)
+        played = named_move(state, move)
     seat = state.turn
     assert seat is not None, "a legal move has a seat to make it"
     hands, stock, bank, target = state.hands, state.stock, state.bank, state.target

@@ -388,6 +388,15 @@ def legal_moves(state: State) -> list[Move]:
 
 
 def read_move(state: State, move: object) -> Move:
+    """`named_move`'s move, remembered as listed for `state` (LISTED): applying it there
+    trusts it rather than reading it again, as a server that reads a move, then applies it,
+    would."""
+    legal = named_move(state, move)
+    LISTED.entry = (state, (legal,))
+    return legal
+
+
+def named_move(state: State, move: object) -> Move:
     """The legal move that `move` (a Move or its JSON form) names: a card from the mover's
     hand and, unless the card has one outcome only, its capture."""
     if state.status != PLAYING:

@@ -4,7 +4,7 @@ from itertools import filterfalse
 from typing import Any, Final
 
 from engine.basra.cards import DECK
-from engine.basra.moves import LISTED, Move, canonical, read_move, sweeps
+from engine.basra.moves import LISTED, Move, canonical, named_move, sweeps
 from engine.basra.rules import INITIAL_TABLE, SEAT_COUNTS, Rules
 from engine.basra.scoring import final_breakdown, sweep_leftovers
 from engine.basra.state import MATCH_OVER, MAX_ROUNDS, PLAYING, SIDES, State, side_of
@@ -63,11 +63,11 @@ def new_game(rules: Rules, seats: object, seed: str) -> State:
 
 
 def apply(state: State, move: Any) -> tuple[State, Events]:
-    """Play one move (a Move or its JSON form, any value read_move reads or refuses): the
+    """Play one move (a Move or its JSON form, any value named_move reads or refuses): the
     new state and what happened. Raises MoveError for an illegal move."""
     listed_for, listed = LISTED.entry  # LISTED.listed's test, a Python call less per move
     if listed_for is not state or move not in listed:
-        move = read_move(state, move)  # not just listed for this state: checked in full
+        move = named_move(state, move)  # not just listed for this state: checked in full
     # Typed, so that the compiled build unpacks it as the tuple it is, not by iteration.
     played: Move = move
     card, capture, basra, basra_points = played

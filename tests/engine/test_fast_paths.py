@@ -3,6 +3,7 @@ path does, for bad input above all."""
 
 import copy
 import random
+import sys
 
 import pytest
 from hypothesis import given
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from engine import bank
 from engine.bank import State as BankState
+from engine.bank import moves as bank_moves
 from engine.bank import state as bank_state
 from engine.bank.cards import DECK as BANK_DECK
 from engine.bank.cards import QUADS, RUNS
@@ -23,7 +25,9 @@ from engine.basra import (
     apply,
     legal_moves,
     new_game,
+    read_move,
 )
+from engine.basra import moves as basra_moves
 from engine.basra import state as basra_state
 from engine.basra.moves import card_moves, clear_caches, hand_moves, is_final_card, sum_captures
 from engine.cards import RANKS, canonical
@@ -118,6 +122,29 @@ def test_a_move_listed_for_another_state_is_checked_afresh():
     state = single_play(LEVANTINE, ["5H"], ["5S", "9C"])
     other = single_play(LEVANTINE, ["4H"], ["5S", "9C"])
     lay = next(move for move in legal_moves(other) if move.card == "5S")
+    assert lay.capture == ()  # legal there, where the 5S takes nothing
+    with pytest.raises(MoveError) as raised:
+        apply(state, lay)  # here it must take the 5H
+    assert raised.value.path == "move.capture"
+
+
+@pytest.mark.parametrize("name", ["basra", "bank"])
+def test_a_move_read_for_a_state_is_applied_there_without_reading_it_again(name, monkeypatch):
+    game = games()[name]
+    state = game.new({}, 2, "read-then-apply")
+    written = game.write_move(state, game.legal_moves(state)[0])
+    game.legal_moves(game.new({}, 2, "another"))  # the last listing: another state's
+    move = game.read_move(state, written)
+    module = {"basra": basra_moves, "bank": bank_moves}[name]
+    monkeypatch.setattr(module, "named_move", lambda *_: pytest.fail("read again"))
+    monkeypatch.setattr(sys.modules[f"engine.{name}.play"], "named_move", module.named_move)
+    assert game.apply(state, move)[0] != state
+
+
+def test_a_move_read_for_another_state_is_checked_afresh():
+    state = single_play(LEVANTINE, ["5H"], ["5S", "9C"])
+    other = single_play(LEVANTINE, ["4H"], ["5S", "9C"])
+    lay = read_move(other, {"card": "5S"})
     assert lay.capture == ()  # legal there, where the 5S takes nothing
     with pytest.raises(MoveError) as raised:
         apply(state, lay)  # here it must take the 5H
