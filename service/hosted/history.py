@@ -64,7 +64,12 @@ def entry(moved: Any) -> dict[str, Any]:
 
 
 def answer(items: list[dict[str, Any]], live: Record | None) -> dict[str, Any]:
-    """The record as answered: its head (from the live session while there is one) and its
-    moves."""
-    kept = head(live) if live is not None else items[0]
-    return {**{k: v for k, v in kept.items() if k != ACCESS}, "moves": items[1:]}
+    """The record as answered: its head and its moves. While the session lives, both as of
+    the version read: the record, read after the session, may hold moves committed since,
+    which wait for the next read (else a final move could stand beside a head that says
+    the match is playing)."""
+    if live is None:
+        kept, moves = items[0], items[1:]
+    else:
+        kept, moves = head(live), [move for move in items[1:] if move["version"] <= live.version]
+    return {**{k: v for k, v in kept.items() if k != ACCESS}, "moves": moves}

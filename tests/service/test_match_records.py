@@ -299,3 +299,27 @@ def test_a_long_replay_lets_the_workers_other_requests_run(monkeypatch):
     assert replay(game, record)["verified"]["moves"] == len(moves)
     assert len(slept) == (len(moves) - 1) // replaying.MOVES_BETWEEN_YIELDS
     assert set(slept) == {replaying.YIELD_SECONDS}
+
+
+def test_a_record_read_while_a_move_is_committed_is_one_version_of_the_match(
+    open_hosted, monkeypatch
+):
+    """The session is read, then its record: a move committed in between is left for the
+    next read, not answered beside the head of the version before it (a final move beside
+    a head that says playing)."""
+    sessions = open_hosted()
+    created = sessions.create({"game": "basra", "seats": [{"type": "human"}] * 2}, None)
+    tokens = [bearer(seat["token"]) for seat in created["seats"]]
+    read = sessions.store.record
+
+    def moved_meanwhile(session_id: str) -> list[str] | None:
+        views = [sessions.read(session_id, token) for token in tokens]
+        seat = next(seat for seat, view in enumerate(views) if view["moves"])
+        move = {"move": views[seat]["moves"][0], "version": views[seat]["version"]}
+        sessions.move(session_id, tokens[seat], lambda: move, None)
+        return read(session_id)
+
+    monkeypatch.setattr(sessions.store, "record", moved_meanwhile)
+    assert sessions.match_record(created["id"], tokens[0])["moves"] == []
+    monkeypatch.setattr(sessions.store, "record", read)
+    assert len(sessions.match_record(created["id"], tokens[0])["moves"]) == 1
