@@ -85,19 +85,21 @@ class JsonAccessLogger(glogging.Logger):
     def access(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> None:
         if not self.access_log.handlers:  # no access log configured
             return
+        from service.hosted.tokens import without_tokens  # in a worker, as in shown_path
+
         line = {
             "time": self.now(),
             "remote": environ.get("REMOTE_ADDR", "-"),
             "method": environ.get("REQUEST_METHOD", "-"),
             "path": shown_path(environ.get("PATH_INFO", "-")),
-            "query": environ.get("QUERY_STRING", ""),
+            "query": without_tokens(environ.get("QUERY_STRING", "")),
             "status": status_code(resp),
             "bytes": "-" if getattr(resp, "sent", None) is None else str(resp.sent),
             "duration_ms": request_time.seconds * 1000 + request_time.microseconds // 1000,
             "request_id": next(
                 (value for name, value in resp.headers if name.lower() == "x-request-id"), "-"
             ),
-            "user_agent": environ.get("HTTP_USER_AGENT", "-"),
+            "user_agent": without_tokens(environ.get("HTTP_USER_AGENT", "-")),
         }
         try:
             text = orjson.dumps(line).decode()

@@ -10,6 +10,8 @@ from typing import Any
 import flask
 from flask_cors import CORS
 
+from service.hosted.tokens import TOKEN_SHAPED
+
 # What a browser client must send beyond the CORS-safelisted headers, and read in answers.
 ALLOWED_HEADERS = [
     "Authorization", "Content-Type", "Idempotency-Key", "If-None-Match", "Last-Event-ID",
@@ -31,10 +33,13 @@ GOOD_REQUEST_ID = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
 
 
 def request_id(environ: Mapping[str, Any]) -> str:
-    """The request's id: the caller's X-Request-ID when it is short and printable, else 128
-    random bits in hex (a quarter of what uuid4 costs, the same form)."""
+    """The request's id: the caller's X-Request-ID when it is short and printable and holds
+    nothing shaped like a token (a client that sent its token as its id would have it
+    logged), else 128 random bits in hex (a quarter of what uuid4 costs, the same form)."""
     given = environ.get(REQUEST_ID_ENVIRON, "")
-    return given if GOOD_REQUEST_ID.fullmatch(given) else secrets.token_hex(16)
+    if GOOD_REQUEST_ID.fullmatch(given) and not TOKEN_SHAPED.search(given):
+        return given
+    return secrets.token_hex(16)
 
 
 def no_store(path: str) -> bool:

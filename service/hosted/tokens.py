@@ -23,6 +23,8 @@ ALPHABET = "0123456789abefgijklmnopqrtuvwxyz"
 TOKEN_LENGTH = 52  # 260 bits
 ID_LENGTH = 26  # 130 bits
 ISSUED_ID = re.compile(f"[{ALPHABET}]{{{ID_LENGTH}}}")
+# A token's shape (an integrator's key holds one after its prefix), wherever it stands.
+TOKEN_SHAPED = re.compile(f"[{ALPHABET}]{{{TOKEN_LENGTH}}}")
 MAX_KEY_LENGTH = 255
 AUTH_SCHEME = "bearer"
 
@@ -83,6 +85,12 @@ def issued(session_id: str) -> bool:
     """Whether this service could have issued the id (others are never looked up, nor used
     in a key name)."""
     return ISSUED_ID.fullmatch(session_id) is not None
+
+
+def without_tokens(text: str) -> str:
+    """`text` (what a client sent and a log writes: a query string, a user agent) with
+    whatever has a token's shape hidden: a careless client puts its token anywhere."""
+    return TOKEN_SHAPED.sub("<hidden>", text)
 
 
 def bearer_token(authorization: str | None, what: str = "seat or spectator token") -> str:

@@ -187,3 +187,25 @@ def test_a_token_put_where_a_session_id_goes_is_not_written_to_the_access_line(g
     (line,) = [line for line in lines if line.get("request_id") == answer.headers["X-Request-ID"]]
     assert line["path"] == "/v1/sessions/<not-an-id>/events"
     assert token not in log.read_text()
+
+
+def test_a_token_sent_in_the_query_or_as_a_header_of_the_log_is_not_written(gunicorn):
+    """A careless client's token, in the query string (EventSource sends no header), as its
+    user agent or as its request id: the access line hides it, and the answer's
+    X-Request-ID is one of the service's own."""
+    base, log = gunicorn
+    token = "q" * 52
+    answer = requests.get(
+        f"{base}/v1/sessions?access_token={token}&limit=5",
+        headers={"User-Agent": f"app/1.0 {token}", "X-Request-ID": f"req-{token}"},
+        timeout=10,
+    )
+    assert token not in answer.headers["X-Request-ID"]
+    deadline = time.monotonic() + 10  # the access line is written after the answer
+    while answer.headers["X-Request-ID"] not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    (line,) = [line for line in lines if line.get("request_id") == answer.headers["X-Request-ID"]]
+    assert line["query"] == "access_token=<hidden>&limit=5"
+    assert line["user_agent"] == "app/1.0 <hidden>"
+    assert token not in log.read_text()
