@@ -5,7 +5,7 @@ the client sees only a dropped connection, as after a network fault or a proxy r
 
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 CHUNK = 65536
@@ -20,6 +20,7 @@ class RedisProxy:
         self.address = self.listener.getsockname()
         self.lock = threading.Lock()
         self.marker: bytes | None = None  # armed: the next command holding it loses its reply
+        self.meanwhile: Callable[[], object] | None = None  # run before a reply is lost
         self.dropped = 0  # how many replies it lost
         self.sockets: list[socket.socket] = []
         threading.Thread(target=self._accept, daemon=True, name="redis-proxy").start()
@@ -28,10 +29,13 @@ class RedisProxy:
     def url(self) -> str:
         return f"redis://{self.address[0]}:{self.address[1]}"
 
-    def arm(self, marker: str) -> None:
-        """Lose the reply to the next command sent with `marker` in it."""
+    def arm(self, marker: str, meanwhile: Callable[[], object] | None = None) -> None:
+        """Lose the reply to the next command sent with `marker` in it; with `meanwhile`,
+        call it once Redis has replied, before the connection is dropped (what lands
+        before the client's retry)."""
         with self.lock:
             self.marker = marker.encode()
+            self.meanwhile = meanwhile
 
     def close(self) -> None:
         self.listener.close()
@@ -70,6 +74,9 @@ class RedisProxy:
             if losing.is_set():
                 with self.lock:
                     self.dropped += 1
+                    meanwhile, self.meanwhile = self.meanwhile, None
+                if meanwhile is not None:
+                    meanwhile()
                 client.shutdown(socket.SHUT_RDWR)
                 client.close()
                 server.close()

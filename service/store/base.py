@@ -10,7 +10,8 @@ seats with their token hashes) and knows nothing of the rules. What it guarantee
   step, then announces the new version to other processes (Redis: on the session's channel).
 * a commit sent again after it was applied (its answer lost with a dropped connection, and
   the client library's retry sent it once more) is answered as its first run was: each
-  change carries a nonce, kept with the session's latest commit.
+  change carries a nonce, kept with the session's RECENT_COMMITS latest commits (others
+  may land before the retry: a player's next move, the other seat's, a timer).
 * every read or write of a session refreshes its idle TTL; an expired session is gone.
 * a backend that cannot be reached raises StoreUnavailable, never its own errors.
 
@@ -105,9 +106,15 @@ class NewSession:
     created_at: float = 0.0
 
 
+# How many of a session's latest commits keep their nonce and answer. A retry follows its
+# lost reply within a second (redis-py's one retry, after a reconnect); more commits than
+# this in that second on one session are not a match's pace.
+RECENT_COMMITS = 4
+
+
 def new_nonce() -> str:
     """A commit's nonce: 64 random bits from the OS (forked workers never draw alike), in
-    hex (no space: the Redis store keeps it space-separated from the first answer)."""
+    hex (no space or semicolon: the Redis store keeps it beside its answer with those)."""
     return os.urandom(8).hex()
 
 
@@ -142,8 +149,9 @@ class Change:
     messages: tuple[str, ...] = ()
     plan: float | None = None
     # This change's own, drawn when it is made (a change made anew, for a new attempt, draws
-    # another): while it is the session's latest commit, the same change sent again is
-    # answered APPLIED as it was the first time, not STALE on its own write.
+    # another): while it is among the session's RECENT_COMMITS latest commits, the same
+    # change sent again is answered APPLIED as it was the first time (with its own version),
+    # not STALE on its own write.
     nonce: str = field(default_factory=new_nonce)
 
 

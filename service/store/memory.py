@@ -7,6 +7,7 @@ never rolled back, so their epoch stays what it was created with.
 
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -14,6 +15,7 @@ from service.store.base import (
     HOLD,
     OUTBOX_READ,
     OUTBOX_TTL,
+    RECENT_COMMITS,
     RECORD_TTL,
     Change,
     Commit,
@@ -32,17 +34,18 @@ class Record:
     batches: list[str] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
     history: list[str] = field(default_factory=list)  # the match record's items
-    # The latest commit's nonce and what it answered: the same change committed again is
-    # answered so (as the Redis store answers a commit its client's retry sent twice).
-    applied: tuple[str, Commit] | None = None
+    # The latest commits' nonces and what each answered, newest first: the same change
+    # committed again is answered so (as the Redis store answers a commit its client's
+    # retry sent twice).
+    applied: deque[tuple[str, Commit]] = field(
+        default_factory=lambda: deque(maxlen=RECENT_COMMITS)
+    )
 
 
 def again(record: Record, change: Change) -> Commit | None:
-    """The first answer to `change` when it is the session's latest commit already (it is
-    committed again), else None."""
-    if record.applied is None or record.applied[0] != change.nonce:
-        return None
-    return record.applied[1]
+    """The first answer to `change` when it is among the session's latest commits already
+    (it is committed again), else None."""
+    return next((commit for nonce, commit in record.applied if nonce == change.nonce), None)
 
 
 class MemoryStore(SessionStore):
@@ -107,7 +110,7 @@ class MemoryStore(SessionStore):
             if change.key is not None and change.answer is not None:
                 record.answers[change.key] = change.answer
             commit = Commit(Outcome.APPLIED, version, None, epoch, heads, claimed)
-            record.applied = (change.nonce, commit)
+            record.applied.appendleft((change.nonce, commit))
             return commit
 
     def answer(self, session_id: str, key: str) -> str | None:

@@ -4,7 +4,7 @@ Key layout (one hash tag per session, so all its keys live on one Redis Cluster 
 
     cards:{<id>}:session        hash: game, version, state (JSON), seats (JSON, token hashes),
                                 epoch, incarnation (run id of the Redis that last touched it),
-                                applied (the latest commit's nonce and answer: COMMIT)
+                                applied (the latest commits' nonces and answers: COMMIT)
     cards:{<id>}:events         list: item i holds the JSON events of version i + 1
     cards:{<id>}:answers        hash: Idempotency-Key digest -> stored answer of a move
     cards:{<id>}:changed        pub/sub channel: "<version> <notice>" per commit, "deleted"
@@ -65,6 +65,7 @@ from service.store.base import (
     HOLD,
     OUTBOX_READ,
     OUTBOX_TTL,
+    RECENT_COMMITS,
     RECORD_TTL,
     Change,
     Commit,
@@ -215,21 +216,24 @@ return redis.call('HGETALL', KEYS[1])
 # 1 when the script planned the session. An outbox that held messages is planned already (by the
 # commit that wrote its first, or by its deliverer's settle): its plan stays, and the
 # deliverer of those finds these after them (its settle answers them).
-# The session's `applied` keeps its latest commit's nonce and those two numbers: the same
-# commit run again (redis-py's retry on a fresh connection when the first one dropped before
-# its reply came) is answered as its first run was, not as a stale version of itself. Only
+# The session's `applied` keeps its RECENT_COMMITS latest commits, newest first, each as
+# "<nonce> <version> <waiting> <claimed>;": the same commit run again (redis-py's retry on a
+# fresh connection when the first one dropped before its reply came, maybe after other
+# commits landed) is answered as its first run was, not as a stale version of itself. Only
 # looked up when the compare-and-set fails.
 COMMIT = (
     EPOCH
     + EXTEND
     + NOW
+    + f"local RECENT = {RECENT_COMMITS}\n"
     + """
 local version = redis.call('HGET', KEYS[1], 'version')
 local function again(epoch)
-  local nonce, waiting, claimed =
-    string.match(redis.call('HGET', KEYS[1], 'applied') or '', '^(%S+) (%d+) (%d+)$')
-  if nonce == ARGV[23] then
-    return {'applied', tonumber(version), epoch, tonumber(waiting), tonumber(claimed)}
+  local applied = redis.call('HGET', KEYS[1], 'applied') or ''
+  for nonce, at, waiting, claimed in string.gmatch(applied, '(%S+) (%d+) (%d+) (%d+);') do
+    if nonce == ARGV[23] then
+      return {'applied', tonumber(at), epoch, tonumber(waiting), tonumber(claimed)}
+    end
   end
 end
 if ARGV[10] ~= '' then
@@ -273,8 +277,13 @@ if 24 + batches + entries <= #ARGV then
     end
   end
 end
+local applied, kept = {ARGV[23] .. ' ' .. version .. ' ' .. waiting .. ' ' .. claimed .. ';'}, 1
+for earlier in string.gmatch(redis.call('HGET', KEYS[1], 'applied') or '', '[^;]+;') do
+  if kept == RECENT then break end
+  applied[#applied + 1], kept = earlier, kept + 1
+end
 redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2], 'updated_at', ARGV[15],
-           'applied', ARGV[23] .. ' ' .. waiting .. ' ' .. claimed)
+           'applied', table.concat(applied))
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 if ARGV[16] ~= '' then

@@ -7,6 +7,7 @@ reply had come, and written once (no 409 for a client's own move)."""
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 
 import orjson
 import pytest
@@ -59,11 +60,14 @@ def client(through_proxy):
     app.extensions["sessions"].close()
 
 
-def lose_the_next_reply(through_proxy, script: str = COMMIT_SHA) -> list[RedisProxy]:
-    """Arm every proxy: Redis runs the next call of `script` (its SHA), its reply is lost."""
+def lose_the_next_reply(
+    through_proxy, script: str = COMMIT_SHA, meanwhile: Callable[[], object] | None = None
+) -> list[RedisProxy]:
+    """Arm every proxy: Redis runs the next call of `script` (its SHA), its reply is lost;
+    `meanwhile` runs before the connection drops."""
     _, proxies = through_proxy
     for proxy in proxies:
-        proxy.arm(script)
+        proxy.arm(script, meanwhile)
     return proxies
 
 
@@ -109,6 +113,37 @@ def test_a_move_whose_reply_was_lost_answers_200_and_is_written_once(client, thr
     assert version == moved["version"]
     assert len(batches) == version  # one event batch a version, none twice
     assert len(messages) == len(set(messages)) > len(messages_before)
+
+
+def test_a_move_whose_reply_was_lost_while_the_next_one_landed_answers_200(client, through_proxy):
+    """Before the retry, another client (the player's second device, here another worker)
+    makes the next move on the version the lost one made: the retry is still answered as
+    the move's first run was, not 409 on its own write."""
+    created = create(client)
+    url = f"/v1/sessions/{created['id']}"
+    view = client.get(url, headers=headers(created)).get_json()
+    settings, _ = through_proxy
+    other = create_app({**settings, "LONG_POLL_SECONDS": 0})
+    next_move = []
+
+    def moved_elsewhere() -> None:
+        seen = other.test_client().get(url, headers=headers(created)).get_json()
+        body = {"move": seen["moves"][0], "version": seen["version"]}
+        next_move.append(other.test_client().post(f"{url}/moves", json=body,
+                                                  headers=headers(created)))  # fmt: skip
+
+    proxies = lose_the_next_reply(through_proxy, meanwhile=moved_elsewhere)
+    body = {"move": view["moves"][0], "version": view["version"]}
+    answer = client.post(f"{url}/moves", json=body, headers=headers(created))
+    other.extensions["sessions"].close()
+
+    assert dropped(proxies) == 1
+    assert next_move[0].status_code == 200, next_move[0].get_json()
+    assert answer.status_code == 200, answer.get_json()
+    assert answer.get_json()["version"] == view["version"] + 2  # its own, not the latest
+    version, batches, _ = written(client, created["id"])
+    assert version == next_move[0].get_json()["version"] == view["version"] + 4
+    assert len(batches) == version  # one event batch a version, none twice
 
 
 def test_a_creation_whose_reply_was_lost_is_created_once(client, through_proxy, caplog):

@@ -21,6 +21,7 @@ from service.store import (
     StoreUnavailable,
     redis_store,
 )
+from service.store.base import RECENT_COMMITS
 from service.store.redis_store import outbox_key
 from tests.redis_server import RedisServer
 
@@ -306,7 +307,8 @@ def test_the_live_record_is_written_with_a_commit_and_compared_when_named(store)
 def test_a_commit_sent_again_is_answered_as_its_first_run_and_written_once(store):
     """What a client's retry does when a commit's reply was lost (a dropped connection):
     the same change again. A creation, a move with a key and webhook messages, and a live
-    change each answer as the first time while they are the session's latest commit."""
+    change each answer as the first time while they are among the session's latest
+    RECENT_COMMITS commits (others may land before the retry)."""
     opening = Change(0, '{"n": 0}', (), live='{"a": 1}', new=NewSession("basra", "[]"))
     assert store.commit("s1", opening) == store.commit("s1", opening) == Commit(Outcome.APPLIED)
     moved = replace(change(0, '["a"]', key="k", answer="A"), messages=('{"m": 1}',), plan=1000.0)
@@ -316,10 +318,15 @@ def test_a_commit_sent_again_is_answered_as_its_first_run_and_written_once(store
     live = Change(1, '{"n": 1}', (), expected_live='{"a": 1}', live='{"a": 2}')
     assert store.commit("s1", live) == store.commit("s1", live) == Commit(Outcome.APPLIED, 1)
     assert store.events("s1", 0) == ['["a"]'] and store.outbox("s1") == ['{"m": 1}']
-    # Once another commit came after it, a change is refused as any other on its version.
-    assert store.commit("s1", moved) == Commit(Outcome.REPLAY, 1, "A")
     assert store.commit("s1", change(1, '["b"]')).outcome is Outcome.APPLIED
-    assert store.commit("s1", live) == Commit(Outcome.STALE, 2)
+    assert store.commit("s1", moved) == first  # with its own version, not the latest
+    assert store.commit("s1", live) == Commit(Outcome.APPLIED, 1)
+    # Once RECENT_COMMITS others came after it, a change is refused as any other on its
+    # version.
+    for version in range(2, 2 + RECENT_COMMITS):
+        assert store.commit("s1", change(version, '["c"]')).outcome is Outcome.APPLIED
+    assert store.commit("s1", moved) == Commit(Outcome.REPLAY, 2 + RECENT_COMMITS, "A")
+    assert store.commit("s1", live) == Commit(Outcome.STALE, 2 + RECENT_COMMITS)
 
 
 def test_exists_looks_without_keeping_an_idle_session_alive(kind, url):
