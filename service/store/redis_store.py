@@ -227,9 +227,9 @@ COMMIT = (
     + NOW
     + f"local RECENT = {RECENT_COMMITS}\n"
     + """
-local version = redis.call('HGET', KEYS[1], 'version')
+local version, applied = unpack(redis.call('HMGET', KEYS[1], 'version', 'applied'))
+applied = applied or ''
 local function again(epoch)
-  local applied = redis.call('HGET', KEYS[1], 'applied') or ''
   for nonce, at, waiting, claimed in string.gmatch(applied, '(%S+) (%d+) (%d+) (%d+);') do
     if nonce == ARGV[23] then
       return {'applied', tonumber(at), epoch, tonumber(waiting), tonumber(claimed)}
@@ -277,13 +277,13 @@ if 24 + batches + entries <= #ARGV then
     end
   end
 end
-local applied, kept = {ARGV[23] .. ' ' .. version .. ' ' .. waiting .. ' ' .. claimed .. ';'}, 1
-for earlier in string.gmatch(redis.call('HGET', KEYS[1], 'applied') or '', '[^;]+;') do
-  if kept == RECENT then break end
-  applied[#applied + 1], kept = earlier, kept + 1
+local latest = {ARGV[23] .. ' ' .. version .. ' ' .. waiting .. ' ' .. claimed .. ';'}
+for earlier in string.gmatch(applied, '[^;]+;') do
+  if #latest == RECENT then break end
+  latest[#latest + 1] = earlier
 end
 redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2], 'updated_at', ARGV[15],
-           'applied', table.concat(applied))
+           'applied', table.concat(latest))
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 if ARGV[16] ~= '' then
