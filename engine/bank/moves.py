@@ -166,12 +166,9 @@ def legal_moves(state: State) -> list[Move]:
 
 
 def read_move(state: State, data: object) -> Move:
-    """`named_move`'s move, remembered as listed for `state` (LISTED): applying it there
-    trusts it rather than reading it again, as a server that reads a move, then applies it,
-    would."""
-    legal = named_move(state, data)
-    LISTED.entry = (state, (legal,))
-    return legal
+    """`named_move`'s move, left in LISTED as listed for `state`: applied there, it is
+    trusted rather than read again."""
+    return LISTED.read(state, named_move(state, data))
 
 
 def named_move(state: State, data: object) -> Move:

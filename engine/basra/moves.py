@@ -388,12 +388,9 @@ def legal_moves(state: State) -> list[Move]:
 
 
 def read_move(state: State, move: object) -> Move:
-    """`named_move`'s move, remembered as listed for `state` (LISTED): applying it there
-    trusts it rather than reading it again, as a server that reads a move, then applies it,
-    would."""
-    legal = named_move(state, move)
-    LISTED.entry = (state, (legal,))
-    return legal
+    """`named_move`'s move, left in LISTED as listed for `state`: applied there, it is
+    trusted rather than read again."""
+    return LISTED.read(state, named_move(state, move))
 
 
 def named_move(state: State, move: object) -> Move:

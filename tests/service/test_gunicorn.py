@@ -173,6 +173,16 @@ def test_a_refused_header_line_is_not_quoted_in_the_log_nor_the_answer(gunicorn)
     assert token not in log.read_text()
 
 
+def access_line(log, request_id: str) -> dict:
+    """The access line of the request `request_id`, once written (after the answer)."""
+    deadline = time.monotonic() + 10
+    while request_id not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    (line,) = [line for line in lines if line.get("request_id") == request_id]
+    return line
+
+
 def test_a_token_put_where_a_session_id_goes_is_not_written_to_the_access_line(gunicorn):
     """A client that sent its token in the path (GET /v1/sessions/<token>) had it written to
     the access log; the path is written with `<not-an-id>` there, as its 404 names it."""
@@ -180,11 +190,7 @@ def test_a_token_put_where_a_session_id_goes_is_not_written_to_the_access_line(g
     token = "q" * 52
     answer = requests.get(f"{base}/v1/sessions/{token}/events", timeout=10)
     assert answer.status_code == 404 and token not in answer.text
-    deadline = time.monotonic() + 10  # the access line is written after the answer
-    while answer.headers["X-Request-ID"] not in log.read_text() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
-    (line,) = [line for line in lines if line.get("request_id") == answer.headers["X-Request-ID"]]
+    line = access_line(log, answer.headers["X-Request-ID"])
     assert line["path"] == "/v1/sessions/<not-an-id>/events"
     assert token not in log.read_text()
 
@@ -201,11 +207,7 @@ def test_a_token_sent_in_the_query_or_as_a_header_of_the_log_is_not_written(guni
         timeout=10,
     )
     assert token not in answer.headers["X-Request-ID"]
-    deadline = time.monotonic() + 10  # the access line is written after the answer
-    while answer.headers["X-Request-ID"] not in log.read_text() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
-    (line,) = [line for line in lines if line.get("request_id") == answer.headers["X-Request-ID"]]
+    line = access_line(log, answer.headers["X-Request-ID"])
     assert line["query"] == "access_token=<hidden>&limit=5"
     assert line["user_agent"] == "app/1.0 <hidden>"
     assert token not in log.read_text()
