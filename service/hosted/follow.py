@@ -176,10 +176,15 @@ class Messages:
                 if news is Signal.QUIET:
                     yield ": ping\n\n"
                 else:
+                    # A run of versions in one write: a stream resumed mid-match replays
+                    # them all at once, and a client that reads the session once for the
+                    # messages that came in together then reads it once, not per version.
+                    messages = []
                     for events in news:
                         after += 1
                         data = orjson.dumps(events).decode()
-                        yield f"id: {after}\nevent: events\ndata: {data}\n\n"
+                        messages.append(f"id: {after}\nevent: events\ndata: {data}\n\n")
+                    yield "".join(messages)
         except StoreUnavailable:
             # The store out of reach: the stream ends here, whole, and its client comes back
             # with Last-Event-ID (an EventSource by itself, after `retry` ms). No log line or
