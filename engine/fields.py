@@ -222,41 +222,53 @@ def under_rules(error: GameError) -> StateError:
     return StateError(path, error.reason, error.choices)
 
 
-def memo_key(data: object) -> bytes | None:
+def memo_key(form: object) -> bytes | None:
     """A key equal only for JSON forms that read alike: the form's text as orjson writes it
     (in C, a few times cheaper than a tuple of names, values and their types), which keeps
     JSON's types apart as Python's equality does not (`true` is not `1`, `2.0` not `2`);
-    None for what is not an object of JSON's values (a subclass of str or int included). A
-    Python tuple is written as a list, and `shapes.conforms` reads it as one."""
-    if type(data) is not dict:
+    None for what is not an object, or a tuple of fields, of JSON's values (a subclass of
+    str or int included). A Python tuple is written as a list, and `shapes.conforms` reads
+    it as one."""
+    if type(form) is not dict and type(form) is not tuple:
         return None
     try:
-        return orjson.dumps(data, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
+        return orjson.dumps(form, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
     except TypeError:  # orjson.JSONEncodeError: a value JSON does not hold
         return None
 
 
-class RulesMemo:
-    """A game's valid rules forms already read, and the JSON of rules already written.
-    Every state carries its rules, so the rules a service sees are few and recur. Bounded:
-    a client that sends ever new rules (say every target score) stops filling it, it is
-    not refused."""
+class FormMemo:
+    """What valid JSON forms read to, remembered under their `memo_key`: forms that recur
+    (the rules every state carries, the trumps of a deal) are read once. Only what read
+    without an error is kept, so every entry is small. Bounded: emptied when full, so a
+    client sending ever new forms costs only its own reads, and the forms that recur come
+    back at once."""
 
     SIZE = 256
 
     def __init__(self) -> None:
-        self.read: dict[bytes, Any] = {}
-        self.written: dict[int, tuple[Any, dict[str, Any]]] = {}
+        self.found: dict[bytes, Any] = {}
 
-    def rules_of(self, data: object, resolve: Callable[[object], Any]) -> Any:
-        """`resolve(data)`, remembered under the form's `memo_key`."""
-        key = memo_key(data)
-        rules = self.read.get(key) if key is not None else None
-        if rules is None:
-            rules = resolve(data)
-            if key is not None and len(self.read) < self.SIZE:
-                self.read[key] = rules
-        return rules
+    def read(self, form: object, read: Callable[[Any], Any]) -> Any:
+        """`read(form)`, remembered under the form's `memo_key`."""
+        key = memo_key(form)
+        found = self.found.get(key) if key is not None else None
+        if found is None:
+            found = read(form)
+            if key is not None:
+                if len(self.found) >= self.SIZE:
+                    self.found.clear()
+                self.found[key] = found
+        return found
+
+
+class RulesMemo(FormMemo):
+    """A game's valid rules forms already read (every state carries its rules, so the rules
+    a service sees are few and recur), and the JSON of rules already written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written: dict[int, tuple[Any, dict[str, Any]]] = {}
 
     def json_of(self, rules: Any) -> dict[str, Any]:
         """Every option of `rules` (a dataclass) by name, remembered by identity (cheaper
@@ -266,6 +278,7 @@ class RulesMemo:
         if remembered is not None and remembered[0] is rules:
             return remembered[1]
         written = {field.name: getattr(rules, field.name) for field in dataclasses.fields(rules)}
-        if len(self.written) < self.SIZE:
-            self.written[id(rules)] = (rules, written)
+        if len(self.written) >= self.SIZE:
+            self.written.clear()
+        self.written[id(rules)] = (rules, written)
         return written

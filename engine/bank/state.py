@@ -158,12 +158,9 @@ def read_state(data: object) -> State:
     data = fields.keys_of(data, REQUIRED, ("seed",), "bank")
     if data["game"] != "bank":
         raise StateError("game", f'must be "bank", not {shown(data["game"])}')
-    try:
-        rules = Rules.from_json(data["rules"])
-        seats = check_seats(data["seats"])
-    except RulesError as error:
-        raise fields.under_rules(error) from error
-    common, personal = read_trumps(data["trumps"], seats)
+    rules, seats, common, personal = SETUP.read(
+        (data["rules"], data["seats"], data["trumps"]), read_setup
+    )
     dealer = fields.seat(data["dealer"], seats, "dealer")
     # The cards of a form as the engine writes it are checked in one go; any other form's
     # are read field by field, in the contract's order, each named where it is wrong.
@@ -207,6 +204,22 @@ def read_state(data: object) -> State:
 
 
 # --- reading fields -------------------------------------------------------------------
+
+# The rules, seats and trumps of the states read, which stay the same through a deal and
+# recur from match to match: read once, and then in one lookup of their text.
+SETUP: Final = fields.FormMemo()
+Setup = tuple[Rules, int, tuple[int, int, int, int], tuple[str | None, ...]]
+
+
+def read_setup(form: tuple[object, object, object]) -> Setup:
+    """The rules, seats and trumps of a state's (rules, seats, trumps) fields."""
+    rules_form, seats_form, trumps_form = form
+    try:
+        rules = Rules.from_json(rules_form)
+        seats = check_seats(seats_form)
+    except RulesError as error:
+        raise fields.under_rules(error) from error
+    return (rules, seats, *read_trumps(trumps_form, seats))
 
 
 def card_of(value: object, path: str) -> str:

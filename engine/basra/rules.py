@@ -49,7 +49,7 @@ class Rules:
 
         :raises RulesError: an unknown preset or option, or a value the option does not allow.
         """
-        return MEMO.rules_of(data, cls.resolve)
+        return MEMO.read(data, cls.resolve)
 
     @classmethod
     def resolve(cls, data: object) -> "Rules":

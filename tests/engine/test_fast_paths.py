@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine import bank
+from engine import bank, fields
 from engine.bank import State as BankState
 from engine.bank import moves as bank_moves
 from engine.bank import state as bank_state
@@ -373,3 +373,58 @@ def test_a_written_form_has_its_cards_checked_at_once(name):
     for seed in range(20):
         form = played_form(name, 2, seed, seed * 3)
         assert STATES[name].plain_cards(form, form["seats"]) is not None
+
+
+# --- Bank's rules, seats and trumps: read once, then found by their text -----------------
+
+
+@st.composite
+def damaged_setups(draw: st.DrawFn) -> tuple[dict, dict]:
+    """A written Bank form with its rules, seats or trumps changed, and its twin: the same
+    form with a value equal in Python, which reads without error where the value put in
+    the form may not (`true` for 1, 2.0 for 2, 0 for false: equal, and not in JSON)."""
+    pairs = [(0, 0), (1, 1), (2, 2), (3, 3), (1.0, 1), (2.0, 2), (True, 1), (False, 0),
+             (None, None), ("C", "C"), ("S", "S"), ("classic", "classic"), ([], []), ({}, {})]
+    form = played_form("bank", draw(st.sampled_from([2, 3, 4])), draw(st.integers(0, 10**6)), 9)
+    value, twin = draw(st.sampled_from(pairs))
+    place = draw(
+        st.sampled_from(
+            [("seats",), ("trumps",), ("trumps", "personal"), ("rules", "target_score"),
+             ("rules", "hand_penalty"), ("rules", "trump_mode"), ("rules", "preset")]
+            + [("trumps", "common", suit) for suit in "CDHS"]
+            + [("trumps", "personal", seat) for seat in range(form["seats"])]
+        )
+    )  # fmt: skip
+    changed = []
+    for put in (twin, value):
+        changed.append(copy.deepcopy(form))
+        holder = changed[-1]
+        for key in place[:-1]:
+            holder = holder[key]
+        holder[place[-1]] = put
+    return changed[0], changed[1]
+
+
+@given(damaged_setups())
+def test_remembered_setups_read_as_the_careful_readers_read_them(forms):
+    twin, damaged = forms
+    read_outcome("bank", twin)  # its setup remembered, if it reads
+    remembered = read_outcome("bank", damaged), read_outcome("bank", damaged)
+    bank_state.SETUP.found.clear()  # read afresh, by the careful readers
+    assert remembered == (read_outcome("bank", damaged),) * 2
+
+
+def test_a_full_memo_is_emptied_and_goes_on_remembering(monkeypatch):
+    memo = fields.FormMemo()
+    monkeypatch.setattr(memo, "SIZE", 3)
+    reads = []
+
+    def read(form: dict) -> int:
+        reads.append(form["n"])
+        return form["n"]
+
+    for n in [0, 1, 2, 0, 3, 4, 4, 1]:
+        assert memo.read({"n": n}, read) == n
+    assert reads == [0, 1, 2, 3, 4, 1]  # 3 found the memo full; 1 was forgotten then
+    assert memo.read({"n": True}, read) is True  # `true` is not 1 in JSON
+    assert len(memo.found) <= 3
