@@ -256,10 +256,14 @@ class FormMemo:
         if found is None:
             found = read(form)
             if key is not None:
-                if len(self.found) >= self.SIZE:
-                    self.found.clear()
-                self.found[key] = found
+                self.keep(self.found, key, found)
         return found
+
+    def keep(self, table: dict[Any, Any], key: Any, value: Any) -> None:
+        """`value` kept in `table` under `key`, the table emptied first when full."""
+        if len(table) >= self.SIZE:
+            table.clear()
+        table[key] = value
 
 
 class RulesMemo(FormMemo):
@@ -278,7 +282,5 @@ class RulesMemo(FormMemo):
         if remembered is not None and remembered[0] is rules:
             return remembered[1]
         written = {field.name: getattr(rules, field.name) for field in dataclasses.fields(rules)}
-        if len(self.written) >= self.SIZE:
-            self.written.clear()
-        self.written[id(rules)] = (rules, written)
+        self.keep(self.written, id(rules), (rules, written))
         return written

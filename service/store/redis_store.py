@@ -155,7 +155,8 @@ DEMOTED = "WAIT cannot be used with replica instances"
 EPOCH = """
 local function incarnation()
   local info = redis.call('INFO', 'server')
-  return string.match(info, '^%w+', select(2, string.find(info, 'run_id:', 1, true)) + 1)
+  local _, label_end = string.find(info, 'run_id:', 1, true)
+  return string.match(info, '^%w+', label_end + 1)
 end
 local function lineage()
   local info = redis.call('INFO', 'replication')

@@ -211,6 +211,15 @@ def test_a_bank_state_in_other_accepted_forms_reads_as_the_plain_one():
     assert BankState.from_json(data).to_json() == plain.to_json()
 
 
+def put_at(form: dict, place: tuple, value: object) -> dict:
+    """`form` with `value` put at `place`, a path of keys and indexes into it."""
+    holder = form
+    for key in place[:-1]:
+        holder = holder[key]
+    holder[place[-1]] = value
+    return form
+
+
 @pytest.mark.parametrize(
     ("place", "value", "path"),
     [
@@ -235,11 +244,7 @@ def test_a_bank_state_in_other_accepted_forms_reads_as_the_plain_one():
     ],
 )
 def test_a_bank_field_that_only_looks_plain_is_named(place, value, path):
-    data = bank_position()
-    holder = data
-    for key in place[:-1]:
-        holder = holder[key]
-    holder[place[-1]] = value
+    data = put_at(bank_position(), place, value)
     with pytest.raises(StateError) as raised:
         BankState.from_json(data)
     assert raised.value.path == path
@@ -395,14 +400,7 @@ def damaged_setups(draw: st.DrawFn) -> tuple[dict, dict]:
             + [("trumps", "personal", seat) for seat in range(form["seats"])]
         )
     )  # fmt: skip
-    changed = []
-    for put in (twin, value):
-        changed.append(copy.deepcopy(form))
-        holder = changed[-1]
-        for key in place[:-1]:
-            holder = holder[key]
-        holder[place[-1]] = put
-    return changed[0], changed[1]
+    return put_at(copy.deepcopy(form), place, twin), put_at(form, place, value)
 
 
 @given(damaged_setups())
