@@ -245,6 +245,8 @@ def change_of(facts: Facts, at: float, key: str | None = None, answer: str | Non
         and before is not None
         and before.live.spectators != after.live.spectators
     )
+    # The live record as it was is not sent again (a move without timers leaves it so).
+    unchanged_live = before is not None and after.live_text == before.live_text
     new = None
     if before is None:
         entries.insert(0, history.head(after))
@@ -258,7 +260,7 @@ def change_of(facts: Facts, at: float, key: str | None = None, answer: str | Non
         expected_live=None if before is None else before.live_text,
         state=after.state_text(),
         batches=tuple(orjson.dumps(moved.events).decode() for moved in facts.moved),
-        live=after.live_text,
+        live=None if unchanged_live else after.live_text,
         key=key,
         answer=answer,
         new=new,

@@ -151,7 +151,9 @@ DEMOTED = "WAIT cannot be used with replica instances"
 # written last, whose players come back first. (A replica promoted with nothing received
 # since its last full sync looks restarted: the epoch grows though nothing was lost.)
 # The run id is found in INFO's text as plain text, then read where it starts: a pattern
-# tried from every byte of the text was a tenth of a commit's instructions in Redis.
+# tried from every byte of the text was a tenth of a commit's instructions in Redis. The
+# session's `incarnation` and `epoch` come from the caller, read with whatever else it reads
+# of the session: each redis.call from a script costs Redis a few µs beyond its own work.
 EPOCH = """
 local function incarnation()
   local info = redis.call('INFO', 'server')
@@ -165,9 +167,8 @@ local function lineage()
   return string.match(info, 'master_replid:(%w+)'),
          not restarted and string.match(info, 'master_replid2:(%w+)') or nil
 end
-local function same_incarnation(key, durable)
+local function same_incarnation(key, durable, touched_by, epoch)
   local now = incarnation()
-  local touched_by, epoch = unpack(redis.call('HMGET', key, 'incarnation', 'epoch'))
   if touched_by ~= now then
     local replid, previous = lineage()
     local continued = durable == '1' and previous == redis.call('HGET', key, 'lineage')
@@ -202,7 +203,7 @@ LOAD = (
     + EXTEND
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-same_incarnation(KEYS[1], ARGV[2])
+same_incarnation(KEYS[1], ARGV[2], unpack(redis.call('HMGET', KEYS[1], 'incarnation', 'epoch')))
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
 extend(KEYS[4], ARGV[1])
 return redis.call('HGETALL', KEYS[1])
@@ -217,10 +218,11 @@ return redis.call('HGETALL', KEYS[1])
 # entries, outbox ttl ms, the outbox's plan (ms, '' for none: planned by the script when
 # the schedule is a key of its own, i.e. not on a cluster), the session id, the commit's
 # nonce, then the batches, the record entries and the outbox messages. Returns {outcome,
-# version, epoch[, answer]}, and when applied, how many messages the outbox held before and
-# 1 when the script planned the session. An outbox that held messages is planned already (by the
-# commit that wrote its first, or by its deliverer's settle): its plan stays, and the
-# deliverer of those finds these after them (its settle answers them).
+# version, epoch[, answer]}, and when applied, how many messages the outbox held before (0
+# when the commit adds none: not counted then) and 1 when the script planned the session.
+# An outbox that held messages is planned already (by the commit that wrote its first, or
+# by its deliverer's settle): its plan stays, and the deliverer of those finds these after
+# them (its settle answers them).
 # The session's `applied` keeps its RECENT_COMMITS latest commits, newest first, each as
 # "<nonce> <version> <waiting> <claimed>;": the same commit run again (redis-py's retry on a
 # fresh connection when the first one dropped before its reply came, maybe after other
@@ -232,7 +234,8 @@ COMMIT = (
     + NOW
     + f"local RECENT = {RECENT_COMMITS}\n"
     + """
-local version, applied = unpack(redis.call('HMGET', KEYS[1], 'version', 'applied'))
+local version, applied, touched_by, epoch, live = unpack(
+  redis.call('HMGET', KEYS[1], 'version', 'applied', 'incarnation', 'epoch', 'live'))
 applied = applied or ''
 local function again(epoch)
   for nonce, at, waiting, claimed in string.gmatch(applied, '(%S+) (%d+) (%d+) (%d+);') do
@@ -243,16 +246,16 @@ local function again(epoch)
 end
 if ARGV[10] ~= '' then
   if version then
-    local epoch = tonumber(redis.call('HGET', KEYS[1], 'epoch'))
+    epoch = tonumber(epoch)
     return again(epoch) or {'stale', tonumber(version), epoch}
   end
-  redis.call('HSET', KEYS[1], 'game', ARGV[10], 'seats', ARGV[11], 'version', ARGV[1],
-             'epoch', 0, 'incarnation', incarnation(), 'lineage', (lineage()),
+  version, touched_by, epoch = ARGV[1], incarnation(), '0'
+  redis.call('HSET', KEYS[1], 'game', ARGV[10], 'seats', ARGV[11], 'version', version,
+             'epoch', epoch, 'incarnation', touched_by, 'lineage', (lineage()),
              'meta', ARGV[14])
-  version = ARGV[1]
 end
 if not version then return {'gone', 0, 0} end
-local epoch = same_incarnation(KEYS[1], ARGV[13])
+epoch = same_incarnation(KEYS[1], ARGV[13], touched_by, epoch)
 if ARGV[5] ~= '' then
   local earlier = redis.call('HGET', KEYS[3], ARGV[5])
   if earlier then return again(epoch) or {'replay', tonumber(version), epoch, earlier} end
@@ -260,18 +263,17 @@ end
 if version ~= ARGV[1] or epoch ~= tonumber(ARGV[9]) then
   return again(epoch) or {'stale', tonumber(version), epoch}
 end
-if ARGV[7] ~= '' and (redis.call('HGET', KEYS[1], 'live') or '{}') ~= ARGV[7] then
+if ARGV[7] ~= '' and (live or '{}') ~= ARGV[7] then
   return again(epoch) or {'stale', tonumber(version), epoch}
 end
 local batches, entries = tonumber(ARGV[18]), tonumber(ARGV[19])
 version = tonumber(version) + batches
-if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'live', ARGV[8]) end
 for i = 24, 23 + batches do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 for i = 24 + batches, 23 + batches + entries do redis.call('RPUSH', KEYS[4], ARGV[i]) end
-local waiting = redis.call('LLEN', KEYS[5])
-local claimed = 0
-for i = 24 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
+local waiting, claimed = 0, 0
 if 24 + batches + entries <= #ARGV then
+  waiting = redis.call('LLEN', KEYS[5])
+  for i = 24 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
   redis.call('PEXPIRE', KEYS[5], ARGV[20])
   if KEYS[6] and ARGV[21] ~= '' then
     if waiting == 0 then
@@ -287,8 +289,10 @@ for earlier in string.gmatch(applied, '[^;]+;') do
   if #latest == RECENT then break end
   latest[#latest + 1] = earlier
 end
-redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2], 'updated_at', ARGV[15],
-           'applied', table.concat(latest))
+local written = {'version', version, 'state', ARGV[2], 'updated_at', ARGV[15],
+                 'applied', table.concat(latest)}
+if ARGV[8] ~= '' then written[#written + 1], written[#written + 2] = 'live', ARGV[8] end
+redis.call('HSET', KEYS[1], unpack(written))
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
 if ARGV[16] ~= '' then

@@ -50,6 +50,26 @@ def test_a_timeout_is_a_commit_whose_facts_say_the_server_played(sessions, clock
     assert fired.to_move == 1 and fired.deadline == clock.now + 5
 
 
+def test_a_move_that_leaves_the_live_record_as_it_was_does_not_write_it_again(sessions, clock):
+    untimed, (token,) = begin(sessions, VS_BOT, seed="kept")
+    timed, (timed_token,) = begin(sessions, VS_BOT, seed="kept", turn_seconds=30)
+    before = sessions.read(untimed, token)
+    commits = counted(sessions.store, "commit")
+    play(sessions, untimed, token)
+    clock.now += 1  # the next turn's deadline is a second later than the last one's
+    play(sessions, timed, timed_token)
+    (untimed_id, kept), (timed_id, written) = commits
+    assert (untimed_id, timed_id) == (untimed, timed)
+    # Compared still (a spectator added meanwhile makes the move stale), not written again.
+    assert kept.live is None and kept.expected_live is not None
+    assert written.live is not None and written.live != written.expected_live
+    after = sessions.read(untimed, token)
+    assert after["version"] == before["version"] + 2
+    assert {key: after[key] for key in ("deadline", "absent", "time_banks")} == {
+        key: before[key] for key in ("deadline", "absent", "time_banks")
+    }
+
+
 def test_reads_write_nothing_unless_a_timer_is_due_or_a_seat_comes_back(sessions, clock):
     session_id, tokens = begin(sessions, turn_seconds=10, absent_after=1, spectators=1)
     commits = counted(sessions.store, "commit")
