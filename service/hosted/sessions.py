@@ -330,7 +330,7 @@ class Sessions:
         except Unprocessable:  # a malformed key: a stale version is a 409 all the same
             check_version(record, body)
             raise
-        mark = fingerprint("move", seat, body)
+        mark = marked(seat, body, key)
         if key is not None:
             earlier = self.store.answer(call.session_id, digest(key))
             if earlier is not None:
@@ -357,15 +357,15 @@ class Sessions:
             return None
         call.pay(record)
         try:
-            return self.commit_move(record, seat, move, fingerprint("move", seat, body), call.key)
+            return self.commit_move(record, seat, move, marked(seat, body, call.key), call.key)
         except EpochChanged:
             return None
 
     def commit_move(
         self, record: Record, seat: int, move: Any, mark: str, key: str | None
     ) -> dict[str, Any]:
-        """Commit `seat`'s checked move on `record` (its request's fingerprint `mark`); the
-        answer, or the problem the compare-and-set found."""
+        """Commit `seat`'s checked move on `record` (`mark`: its request's fingerprint when
+        it has an Idempotency-Key); the answer, or the problem the compare-and-set found."""
         facts = commit.seat_move(record, seat, move, self.clock)
         batches = [moved.events for moved in facts.moved]
         answer = move_answer(facts.after, seat, batches, self.clock())
@@ -628,6 +628,12 @@ def checked_move(record: Record, seat: int, body: dict[str, Any]) -> Any:
     if errors:
         raise Unprocessable(json_paths(errors))
     return requests.read_move(record.game, record.state, body["move"])
+
+
+def marked(seat: int, body: object, key: str | None) -> str:
+    """A move request's fingerprint, kept with its answer under its Idempotency-Key; a
+    request without a key has none to be told apart by (a SHA-256 of its body saved)."""
+    return "" if key is None else fingerprint("move", seat, body)
 
 
 def replayed(stored: str, mark: str) -> dict[str, Any]:
