@@ -291,7 +291,10 @@ for earlier in string.gmatch(applied, '[^;]+;') do
 end
 local written = {'version', version, 'state', ARGV[2], 'updated_at', ARGV[15],
                  'applied', table.concat(latest)}
-if ARGV[8] ~= '' then written[#written + 1], written[#written + 2] = 'live', ARGV[8] end
+if ARGV[8] ~= '' then
+  written[#written + 1] = 'live'
+  written[#written + 1] = ARGV[8]
+end
 redis.call('HSET', KEYS[1], unpack(written))
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
 for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[3]) end
