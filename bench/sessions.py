@@ -1,6 +1,6 @@
 """Hosted move throughput on gunicorn + Redis next to stateless apply, in one run.
 
-    python -m bench.sessions [--seconds 10] [--connections 16]
+    python -m bench.sessions [--seconds 10] [--connections 16] [--store redis|memory]
 
 Starts its own throwaway redis-server and gunicorn with the production gunicorn.conf.py and
 REDIS_URL pointing at it. The load comes from wrk, as the stateless benchmark's does, so
@@ -12,7 +12,10 @@ spends no CPU choosing them. The same connections post positions of the same mat
 the stateless `apply` (whole state in, whole state out), in one-second slices taken in
 turn with the hosted ones so that a change in the machine's load weighs on both alike. It
 prints moves/s and p50/p99 latency of both and their ratio; the target is hosted >= 0.6 x
-stateless, and the hosted p99 is reported beside the stateless one.
+stateless, and the hosted p99 is reported beside the stateless one. `--store memory` runs
+the service on its in-process store instead (one worker, as gunicorn.conf.py runs it then):
+beside a run with `WEB_CONCURRENCY=1` on Redis, it tells what the round trip to Redis adds
+to a worker from what the session's own work costs.
 
 `Player` and `compare_hosted` play hosted sessions from Python threads instead, each seat
 on a keep-alive connection of its own, for the benchmarks that set one hosted
@@ -225,15 +228,20 @@ def cpu_of(workers: list[int], redis: int) -> list[float]:
     return [cpu_seconds(workers), cpu_seconds([redis])]
 
 
-def measure(seconds: int, connections: int) -> list[Target]:
-    """Print hosted and stateless figures; return the hosted throughput and p99 targets."""
+def measure(seconds: int, connections: int, store: str = "redis") -> list[Target]:
+    """Print hosted and stateless figures; return the hosted throughput and p99 targets.
+    With `store` "memory" the service keeps its sessions in process (one worker, as
+    gunicorn.conf.py then runs it): what a hosted move costs a worker without its round
+    trip, to set beside the same worker on Redis (WEB_CONCURRENCY=1)."""
     with tempfile.TemporaryDirectory() as scratch, RedisServer(Path(scratch) / "redis") as redis:
         directory = Path(scratch) / "moves"
         directory.mkdir()
         log = Path(scratch) / "gunicorn.log"
         options = ("--access-logfile", "/dev/null")
         # The clients' moves are worked out beforehand from the sessions' seeds.
-        settings = {"REDIS_URL": redis.url, "LOG_LEVEL": "warning", "CLIENT_SEEDS": "true"}
+        settings = {"LOG_LEVEL": "warning", "CLIENT_SEEDS": "true"}
+        if store == "redis":
+            settings["REDIS_URL"] = redis.url
         with gunicorn(log, *options, ready="/readyz", **settings) as server:
             players = [
                 Moves(directory / f"{n}.tsv", (f"bench-{n}-{match}" for match in count()))
@@ -267,8 +275,10 @@ def measure(seconds: int, connections: int) -> list[Target]:
                         spent[name] = [total + after - earlier for total, after, earlier
                                        in zip(spent[name], end, start, strict=True)]  # fmt: skip
         cost = in_process(redis.url, 4)
-    workers = os.environ.get("WEB_CONCURRENCY", os.cpu_count())
-    print(f"\ngunicorn.conf.py ({workers} workers) + Redis; wrk, {connections} connections, "
+    workers = len(service[0])
+    where = "Redis" if store == "redis" else "the in-process store"
+    print(f"\ngunicorn.conf.py ({workers} worker{'s' * (workers != 1)}) + {where}; wrk, "
+          f"{connections} connections, "
           f"each playing its own sessions one after another (a thread each, for both loads); "
           f"{seconds} one-second slices of each taken in turn, after 1 s warm-up")  # fmt: skip
     report_loads([hosted, stateless])
@@ -330,8 +340,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=int, default=10, help="one-second slices of each")
     parser.add_argument("--connections", type=int, default=16, help="sessions played at once")
+    parser.add_argument("--store", choices=["redis", "memory"], default="redis",
+                        help="where the service keeps its sessions")  # fmt: skip
     args = parser.parse_args()
-    print_targets(measure(args.seconds, args.connections), "hosted session targets")
+    targets = measure(args.seconds, args.connections, args.store)
+    if args.store == "redis":  # the target is the service as deployed on more than one worker
+        print_targets(targets, "hosted session targets")
 
 
 if __name__ == "__main__":
