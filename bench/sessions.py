@@ -54,7 +54,7 @@ RULES = {"preset": "levantine"}
 # What one connection could play in a one-second slice, at most, before the first slice
 # tells: each connection has twice what it played in the last slice in hand.
 FIRST_SLICE_MOVES = 600
-POSITIONS = 1000  # stateless apply bodies, from the first sessions' moves
+POSITIONS = 1000  # stateless apply bodies in all, spread over every connection's first sessions
 
 
 @dataclass
@@ -166,6 +166,12 @@ class Moves:
         return played
 
 
+def spread(items: list[bytes], most: int) -> list[bytes]:
+    """At most `most` of `items`, taken at one stride across all of them (every connection's
+    sessions, not only the first connection's)."""
+    return items[:: max(1, len(items) // most)][:most]
+
+
 def request(path: str, body: bytes, authorization: str | None = None) -> dict[str, Any]:
     """The WSGI environ of a POST of `body` to `path`, from loopback."""
     headers = {} if authorization is None else {"Authorization": authorization}
@@ -258,8 +264,11 @@ def measure(seconds: int, connections: int, store: str = "redis") -> list[Target
                     for moves in players:
                         moves.provide(creator, 2 * wanted)
                 if slice_number == 0:
-                    positions = [body for moves in players for body in moves.positions]
-                    bodies = wrk.body_file(Path(scratch) / "apply.jsonl", positions)
+                    # POSITIONS in all, not each: every wrk thread reads the whole file
+                    # before any sends, and at 64 connections 64,000 bodies kept some of
+                    # the connections idle past gunicorn's keep-alive, which closed them.
+                    every = [body for moves in players for body in moves.positions]
+                    bodies = wrk.body_file(Path(scratch) / "apply.jsonl", spread(every, POSITIONS))
                 hosted_slice = hosted if slice_number else wrk.Load("warm-up")
                 before = cpu_of(*service)
                 turns = wrk.play(hosted_slice, server.url, directory,

@@ -1,7 +1,8 @@
 """The benchmark's own parts that its figures rest on: the echo floor, the worker shape it
 is served in, the exact percentiles of wrk's latencies, wrk's gate, the order it plays a
-connection's moves in, where a slice of hosted sessions leaves off, the Bank expert's row,
-and the work whose instructions are counted."""
+connection's moves in, where a slice of hosted sessions leaves off, how many stateless
+positions its connections share, the Bank expert's row, and the work whose instructions are
+counted."""
 
 import http.server
 import threading
@@ -17,7 +18,7 @@ from bench.bots import BANK_BUDGET_MS, measure
 from bench.echo import app
 from bench.http import worker_shape
 from bench.instructions import expert, playouts, state_json
-from bench.sessions import Moves
+from bench.sessions import Moves, spread
 from bench.wrk import Load
 
 
@@ -103,6 +104,16 @@ def recording(gate: Path | None = None) -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_port}"
     finally:
         server.shutdown()
+
+
+def test_the_stateless_positions_are_a_thousand_in_all_spread_over_every_connection():
+    # 64 connections' thousand positions each: every wrk thread read all 64,000 before the
+    # gate opened, and gunicorn's keep-alive closed the connections that waited longest.
+    each = [[f"{connection}:{n}".encode() for n in range(1000)] for connection in range(64)]
+    chosen = spread([body for bodies in each for body in bodies], 1000)
+    assert len(chosen) == len(set(chosen)) == 1000
+    assert {body.split(b":")[0] for body in chosen} == {str(c).encode() for c in range(64)}
+    assert spread([b"a", b"b"], 1000) == [b"a", b"b"]  # fewer than the bound: all of them
 
 
 def test_wrk_threads_send_nothing_before_the_last_one_opens_the_gate(tmp_path, monkeypatch):
