@@ -55,7 +55,8 @@ def main() -> None:
     print("\n== stateless HTTP")
     targets += http.measure(max(1, round(3 * scale)), 1, [16, 64], 300, [])
     print("\n== hosted sessions")
-    targets += sessions.measure(max(1, round(10 * scale)), 16)
+    for connections in (16, 64):  # as the HTTP rows: a round fills up with more of them
+        targets += sessions.measure(max(1, round(10 * scale)), connections)
     if not args.pure:
         print("\n== engine, compiled")
         targets += compiled_playouts(4 * scale)

@@ -303,10 +303,10 @@ def measure(seconds: int, connections: int, store: str = "redis") -> list[Target
     print(f"\nhosted / stateless = {hosted.rate / stateless.rate:.2f} (target >= {TARGET})")
     if hosted.failures or stateless.failures:
         sys.exit("some requests failed")
-    floor = f"stateless apply, {connections} conns"
+    floor, name = f"stateless apply, {connections} conns", f"hosted move @{connections}"
     return [
-        Target("hosted move req/s", hosted.rate, "req/s", stateless.rate, floor, TARGET),
-        Target("hosted move p99", hosted.percentile(0.99), "ms",
+        Target(f"{name} req/s", hosted.rate, "req/s", stateless.rate, floor, TARGET),
+        Target(f"{name} p99", hosted.percentile(0.99), "ms",
                stateless.percentile(0.99), floor, None, higher=False),
     ]  # fmt: skip
 
