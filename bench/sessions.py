@@ -353,7 +353,7 @@ def main() -> None:
                         help="where the service keeps its sessions")  # fmt: skip
     args = parser.parse_args()
     targets = measure(args.seconds, args.connections, args.store)
-    if args.store == "redis":  # the target is the service as deployed on more than one worker
+    if args.store == "redis":  # the target is for the service on Redis, as deployed
         print_targets(targets, "hosted session targets")
 
 
