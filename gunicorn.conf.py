@@ -185,12 +185,22 @@ def when_ready(server: Any) -> None:
 def pre_fork(server: Any, worker: Any) -> None:
     """Without Redis the one worker holds every session: gunicorn's worker recycling
     (max_requests, from the command line or GUNICORN_CMD_ARGS) would replace it, and every
-    session with it (a 404 to each of their clients), every so many requests."""
+    session with it (a 404 to each of their clients), every so many requests.
+
+    SIGTERM is held back across the fork: the new worker lets it in (post_fork) only once
+    its own handler is set, and the master as soon as the fork returns (on_starting)."""
     if IN_PROCESS:
         worker.max_requests = sys.maxsize  # what gunicorn sets when max_requests is 0
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+
+
+def let_sigterm_in() -> None:
+    """Delivers a SIGTERM held back since pre_fork, to whatever handler is set now."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
 def on_starting(server: Any) -> None:
+    os.register_at_fork(after_in_parent=let_sigterm_in)  # gunicorn has no hook there
     directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
     directory.mkdir(parents=True, exist_ok=True)
     for stale in directory.glob("*.db"):
@@ -209,12 +219,14 @@ def post_fork(server: Any, worker: Any) -> None:
     recycle) went to the master's handler, inherited and useless here, and the worker served
     on, from the listening socket it inherited, until the master SIGKILLed it at
     graceful_timeout, cutting whatever it was answering. Until its own handler is set, a
-    SIGTERM ends its loop as soon as that starts (gunicorn's handler does no more)."""
+    SIGTERM ends its loop as soon as that starts (gunicorn's handler does no more). One that
+    came between the fork and this hook was held back (pre_fork) and arrives here."""
 
     def stop(signum: int, frame: Any) -> None:
         worker.alive = False
 
     signal.signal(signal.SIGTERM, stop)
+    let_sigterm_in()
 
 
 def post_worker_init(worker: Any) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import redis
 import requests
 
-from tests.gunicorn_server import gunicorn
+from tests.gunicorn_server import ROOT, gunicorn
 from tests.service.live_client import Stream
 from tests.service.stream_sockets import Streams
 from tests.service.webhook_receiver import receiver
@@ -176,9 +176,16 @@ def test_turn_timers_fire_once_every_worker_killed_is_replaced(redis_url, tmp_pa
 def test_a_worker_told_to_stop_while_it_boots_stops(redis_url, tmp_path):
     """A SIGTERM that reaches a worker gunicorn has just forked (a stop right after a worker
     was replaced), before gunicorn sets the worker's own handlers: the worker stops once
-    booted, rather than serve on until the master SIGKILLs it mid-answer."""
-    with gunicorn(tmp_path / "gunicorn.log", REDIS_URL=redis_url, WEB_CONCURRENCY="1",
-                  LOG_LEVEL="warning") as server:  # fmt: skip
+    booted, rather than serve on until the master SIGKILLs it mid-answer. The production
+    configuration, with each new worker held half a second right after the fork: the
+    SIGTERM lands before any hook of the worker's has run (a loaded machine's timing)."""
+    config = tmp_path / "slow_fork.conf.py"
+    config.write_text(
+        f"exec(open({str(ROOT / 'gunicorn.conf.py')!r}).read())\n"
+        "os.register_at_fork(after_in_child=lambda: time.sleep(0.5))\n"
+    )
+    with gunicorn(tmp_path / "gunicorn.log", config=str(config), REDIS_URL=redis_url,
+                  WEB_CONCURRENCY="1", LOG_LEVEL="warning") as server:  # fmt: skip
         old = server.workers()
         os.kill(old[0], signal.SIGKILL)
         deadline = time.monotonic() + 30
