@@ -150,12 +150,20 @@ DEMOTED = "WAIT cannot be used with replica instances"
 # touched later is taken as continued, as the sessions a restart rolled back are the ones
 # written last, whose players come back first. (A replica promoted with nothing received
 # since its last full sync looks restarted: the epoch grows though nothing was lost.)
-# The run id is found in INFO's text as plain text, then read where it starts: a pattern
-# tried from every byte of the text was a tenth of a commit's instructions in Redis. The
-# session's `incarnation` and `epoch` come from the caller, read with whatever else it reads
-# of the session: each redis.call from a script costs Redis a few µs beyond its own work.
+# The run id comes as the script's last argument: the run id of the Redis that the call's
+# connection reached, asked once as the connection opened (`learn_run_id`). A restart or a
+# failover closes every connection to the old process, so a connection's run id stays true
+# for as long as the connection lives; asking INFO in the script was a sixth of Redis's
+# work on a commit. An empty one ('': a cluster's client picks the connection itself) makes
+# the script ask. The run id is found in INFO's text as plain text, then read where it
+# starts: a pattern tried from every byte of the text was a tenth of a commit's
+# instructions in Redis. The session's `incarnation` and `epoch` come from the caller, read
+# with whatever else it reads of the session: each redis.call from a script costs Redis a
+# few µs beyond its own work.
 EPOCH = """
+local told_run_id = ARGV[#ARGV]
 local function incarnation()
+  if told_run_id ~= '' then return told_run_id end
   local info = redis.call('INFO', 'server')
   local _, label_end = string.find(info, 'run_id:', 1, true)
   return string.match(info, '^%w+', label_end + 1)
@@ -196,8 +204,8 @@ local function extend(key, ms)
 end
 """
 
-# KEYS: session, events, answers, record. ARGV: ttl ms, durable. Returns the session hash,
-# flat.
+# KEYS: session, events, answers, record. ARGV: ttl ms, durable, run id. Returns the session
+# hash, flat.
 LOAD = (
     EPOCH
     + EXTEND
@@ -217,9 +225,10 @@ return redis.call('HGETALL', KEYS[1])
 # final head ('' unless the match ends), record ttl ms, how many batches, how many record
 # entries, outbox ttl ms, the outbox's plan (ms, '' for none: planned by the script when
 # the schedule is a key of its own, i.e. not on a cluster), the session id, the commit's
-# nonce, then the batches, the record entries and the outbox messages. Returns {outcome,
-# version, epoch[, answer]}, and when applied, how many messages the outbox held before (0
-# when the commit adds none: not counted then) and 1 when the script planned the session.
+# nonce, then the batches, the record entries and the outbox messages, and last the run id.
+# Returns {outcome, version, epoch[, answer]}, and when applied, how many messages the outbox
+# held before (0 when the commit adds none: not counted then) and 1 when the script planned
+# the session.
 # An outbox that held messages is planned already (by the commit that wrote its first, or
 # by its deliverer's settle): its plan stays, and the deliverer of those finds these after
 # them (its settle answers them).
@@ -271,9 +280,9 @@ version = tonumber(version) + batches
 for i = 24, 23 + batches do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 for i = 24 + batches, 23 + batches + entries do redis.call('RPUSH', KEYS[4], ARGV[i]) end
 local waiting, claimed = 0, 0
-if 24 + batches + entries <= #ARGV then
+if 24 + batches + entries < #ARGV then
   waiting = redis.call('LLEN', KEYS[5])
-  for i = 24 + batches + entries, #ARGV do redis.call('RPUSH', KEYS[5], ARGV[i]) end
+  for i = 24 + batches + entries, #ARGV - 1 do redis.call('RPUSH', KEYS[5], ARGV[i]) end
   redis.call('PEXPIRE', KEYS[5], ARGV[20])
   if KEYS[6] and ARGV[21] ~= '' then
     if waiting == 0 then
@@ -651,6 +660,16 @@ class Target:
                         **{k: v for k, v in options.items() if k != "max_connections"})  # fmt: skip
 
 
+# The last argument of the scripts that read Redis's run id (EPOCH): the run id that the
+# connection the call goes on learned as it opened (Rounds), or '' where the script asks.
+RUN_ID = object()
+
+
+def stamped(args: list[Any], run_id: str) -> list[Any]:
+    """A script's arguments with RUN_ID, when last, given as `run_id`."""
+    return [*args[:-1], run_id] if args and args[-1] is RUN_ID else args
+
+
 @dataclass(slots=True)
 class Call:
     """One script call: its reply (or the error to raise) once answered, and whether it is
@@ -715,6 +734,21 @@ class Rounds:
             raise call.reply
         return call.reply
 
+    def learn_run_id(self, connection: Any) -> None:
+        """The run id of the Redis that `connection` reached, kept on it for the scripts
+        sent on it. Also its callback each time it opens anew (after a failure, maybe to
+        another server: a restart or a failover closes every connection to the old one)."""
+        connection.send_command("INFO", "server")
+        info = connection.read_response()
+        connection.run_id = info.split("run_id:", 1)[1].split(None, 1)[0]
+
+    def run_id_of(self, connection: Any) -> str:
+        """The run id of the Redis that `connection` is open to (asked once a connection)."""
+        if not hasattr(connection, "run_id"):
+            self.learn_run_id(connection)
+            connection.register_connect_callback(self.learn_run_id)  # redis-py keeps a weakref
+        return connection.run_id
+
     def _hand_on(self) -> None:
         """The lead to the first call waiting, else no round out (under the lock)."""
         if self.waiting:
@@ -756,10 +790,12 @@ class Rounds:
         followed by WAIT), each answered with its reply or its error; a server whose script
         cache is empty (restarted, or a replica promoted) is given the scripts it lacks, and
         asked again."""
+        connection.connect()  # open again after the retry's disconnect, learning its run id
+        run_id = self.run_id_of(connection)
         for attempt in range(2):
             asked = [call for call in calls if not call.answered]
-            commands = [("EVALSHA", call.script.sha, len(call.keys), *call.keys, *call.args)
-                        for call in asked]  # fmt: skip
+            commands = [("EVALSHA", call.script.sha, len(call.keys), *call.keys,
+                         *stamped(call.args, run_id)) for call in asked]  # fmt: skip
             if self.min_replicas:
                 commands.append(("WAIT", self.min_replicas, self.wait_ms))
             # One buffer, one send: redis-py's pack_commands cuts a round past 6 KB (four
@@ -915,6 +951,7 @@ class RedisStore(SessionStore):
         with reachable():
             if self.rounds is not None:
                 return self.rounds.call(script, keys, args)
+            args = stamped(args, "")  # the cluster's client picks the connection
             if not self.min_replicas:  # the cluster client finds the key's node
                 return script(keys=keys, args=args)
             node = self._node_of(keys[0])
@@ -957,7 +994,7 @@ class RedisStore(SessionStore):
                 self.client.nodes_manager.initialize()
 
     def load(self, session_id: str) -> Session | None:
-        flat = self._run(self._load, kept_keys(session_id), [self.ttl_ms, self.durable])
+        flat = self._run(self._load, kept_keys(session_id), [self.ttl_ms, self.durable, RUN_ID])
         return read_session(session_id, flat) if flat else None
 
     def commit(self, session_id: str, change: Change) -> Commit:
@@ -988,6 +1025,7 @@ class RedisStore(SessionStore):
             *change.batches,
             *change.record,
             *change.messages,
+            RUN_ID,
         ]
         if change.new is not None and change.new.owner is not None:
             # Listed before it exists (its own slot on a cluster, so not in the script): a

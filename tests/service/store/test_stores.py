@@ -289,6 +289,22 @@ def test_a_redis_back_from_older_files_raises_the_epoch(tmp_path):
         store.close()
 
 
+def test_redis_is_asked_its_run_id_once_a_connection_not_once_a_commit(redis_url):
+    """The epoch's run id goes with each script, as its connection learned it when it
+    opened (a restart or a failover opens it anew, above): Redis runs no INFO for a commit
+    or a load."""
+    store = RedisStore(redis_url, 60)
+    create(store, session())
+    with redis.Redis.from_url(redis_url) as admin:
+        admin.config_resetstat()
+        for version in range(10):
+            assert store.commit("s1", change(version, "[]")).outcome is Outcome.APPLIED
+        assert store.load("s1").version == 10
+        calls = admin.info("commandstats")
+    assert "cmdstat_info" not in calls
+    store.close()
+
+
 def test_the_live_record_is_written_with_a_commit_and_compared_when_named(store):
     create(store, Session("s1", "basra", 0, '{"n": 0}', "[]", live='{"a": 1}'))
     assert store.load("s1").live == '{"a": 1}'
