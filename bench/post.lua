@@ -34,7 +34,9 @@ function wait_at_gate()
   end
   while closed do
     closed = ffi.C.access(gate, 0) ~= 0
-    if closed then ffi.C.usleep(100) end
+    -- A millisecond, not less: 63 threads polling every 100 us slowed the inits still
+    -- to run, and the connections opened first sat idle toward gunicorn's keep-alive.
+    if closed then ffi.C.usleep(1000) end
   end
 end
 
