@@ -4,9 +4,9 @@ The standard library's logging with python-json-logger's formatter, not structlo
 werkzeug, redis-py and gunicorn all log through the standard library already, so one
 formatter on one handler turns every line of the app (its own, Flask's unhandled-exception
 reports) into JSON with no second logging API to learn or bridge. Its orjson flavour, and
-no caller lookup (no line names its source file): a hosted move logs its commit at INFO,
-and a line cost it 35 µs of CPU with the json module's formatter and the frame walk, 24
-with these (docs/benchmarks.md).
+no caller lookup (no line names its source file): a line cost 35 µs of CPU with the json
+module's formatter and the frame walk, 24 with these. A session's life is logged at INFO,
+each other commit of moves at DEBUG (service.hosted.commit.logged; docs/benchmarks.md).
 
 Inside a request each line carries the request id (the one echoed in X-Request-ID and in
 gunicorn's access line), the route template, the method and, on a session's routes, the

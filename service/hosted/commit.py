@@ -332,12 +332,18 @@ class Commits:
 
 
 def logged(facts: Facts) -> None:
-    """A follower: one log line per commit (ids, versions, counts, levels; never a card)."""
+    """A follower: one log line per commit (ids, versions, counts, levels; never a card).
+    A session's life is told at INFO (created, its match over, its live record changed);
+    every other commit of moves at DEBUG. At INFO, the default, a line for every move cost
+    a hosted move a sixth of its CPU under gunicorn, and each request has its access line
+    already (docs/benchmarks.md)."""
     extra = {"session_id": facts.session_id, "version": facts.version}
     if facts.created:
         seats = [seat.level or HUMAN for seat in facts.after.seats]
         log.info("session created", extra={**extra, "game": facts.game, "seats": seats})
+    elif facts.ended:
+        log.info("match over", extra={**extra, "moves": len(facts.moved)})
     elif facts.moved:
-        log.info("moves applied", extra={**extra, "moves": len(facts.moved)})
+        log.debug("moves applied", extra={**extra, "moves": len(facts.moved)})
     else:
         log.info("live record changed", extra=extra)
