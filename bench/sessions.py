@@ -3,8 +3,9 @@
     python -m bench.sessions [--seconds 10] [--connections 16] [--store redis|memory]
 
 Starts its own throwaway redis-server and gunicorn with the production gunicorn.conf.py and
-REDIS_URL pointing at it. The load comes from wrk, as the stateless benchmark's does, so
-that a client in Python does not cap both sides: each of its connections (a wrk thread of
+REDIS_URL pointing at it, at the service's own log level with its access log on, as
+shipped. The load comes from wrk, as the stateless benchmark's does, so that a client in
+Python does not cap both sides: each of its connections (a wrk thread of
 its own) plays human-vs-human sessions one after another, each move posted with the
 mover's token as soon as the last is answered (bench/play.lua). The sessions are created
 beforehand, and their moves worked out with the engine from their seeds, so the client
@@ -243,12 +244,13 @@ def measure(seconds: int, connections: int, store: str = "redis") -> list[Target
         directory = Path(scratch) / "moves"
         directory.mkdir()
         log = Path(scratch) / "gunicorn.log"
-        options = ("--access-logfile", "/dev/null")
-        # The clients' moves are worked out beforehand from the sessions' seeds.
-        settings = {"LOG_LEVEL": "warning", "CLIENT_SEEDS": "true"}
+        # The service's own log level and access log, as shipped (both loads write their
+        # lines to the file). The clients' moves are worked out beforehand from the
+        # sessions' seeds.
+        settings = {"CLIENT_SEEDS": "true"}
         if store == "redis":
             settings["REDIS_URL"] = redis.url
-        with gunicorn(log, *options, ready="/readyz", **settings) as server:
+        with gunicorn(log, ready="/readyz", **settings) as server:
             players = [
                 Moves(directory / f"{n}.tsv", (f"bench-{n}-{match}" for match in count()))
                 for n in range(connections)
